@@ -1,0 +1,4 @@
+from memory_curator.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""What a candidate is: its parsed note, its surface, its identity key and target path.
+
+Pure: built from bytes and the rules, so `check` and a sweep see exactly the same thing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memory_curator.conditions import is_present
+from memory_curator.notes import Note, all_tags, content_hash, parse
+from memory_curator.rules import Rules, Surface
+from memory_curator.vault import slugify
+
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    inbox_path: str
+    agent: str
+    note: Note
+    digest: str
+    surface: Surface | None
+    target: str | None
+    key_problem: str | None
+    missing: tuple[str, ...]
+
+    @property
+    def frontmatter(self) -> Mapping[str, Any]:
+        return self.note.frontmatter
+
+    @property
+    def tags(self) -> list[str]:
+        return all_tags(self.note)
+
+
+def build(raw: bytes | str, inbox_path: str, agent: str, rules: Rules) -> Candidate:
+    note = parse(raw)
+    digest = content_hash(raw)
+    surface = None if note.problem else infer_surface(note.frontmatter, rules)
+    target, problem = (None, None)
+    if surface is not None:
+        target, problem = target_path(surface, note.frontmatter)
+    missing = tuple(f for f in surface.required if not is_present(note.frontmatter.get(f))) if surface else ()
+    return Candidate(inbox_path, agent, note, digest, surface, target, problem, missing)
+
+
+def infer_surface(frontmatter: Mapping[str, Any], rules: Rules) -> Surface | None:
+    """The surface named by `type`; without one, a fact when entity and predicate are given."""
+    kind = frontmatter.get("type")
+    if is_present(kind) and isinstance(kind, str):
+        return rules.surface_for_type(kind)
+    if is_present(frontmatter.get("entity")) and is_present(frontmatter.get("predicate")):
+        return rules.surface_for_type("fact")
+    return None
+
+
+def target_path(surface: Surface, frontmatter: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """Fill the surface's path template; (None, why) when a key field is missing or unsafe."""
+    values: dict[str, Any] = {}
+    for name, _spec in surface.placeholders():
+        value, problem = _placeholder(name, frontmatter)
+        if problem:
+            return None, problem
+        values[name] = value
+    return surface.path.format(**values), None
+
+
+def _placeholder(name: str, frontmatter: Mapping[str, Any]) -> tuple[Any, str | None]:
+    if name == "date":
+        return _day(frontmatter.get("date"))
+    raw = frontmatter.get(name)
+    if name == "slug" and not is_present(raw):
+        raw = frontmatter.get("title") or frontmatter.get("name")
+    if not is_present(raw):
+        return None, f"missing {name}"
+    text = str(raw)
+    if "\x00" in text or text.startswith("/") or ".." in text.split("/") or ("/" in text and name == "slug"):
+        return None, f"unsafe {name} {text!r}"
+    slug = slugify(text)
+    return (slug, None) if slug else (None, f"{name} {text!r} has no usable characters")
+
+
+def _day(value: Any) -> tuple[Any, str | None]:
+    if isinstance(value, dt.datetime):
+        return value.date(), None
+    if isinstance(value, dt.date):
+        return value, None
+    if isinstance(value, str) and _DAY.match(value.strip()):
+        try:
+            return dt.date.fromisoformat(value.strip()), None
+        except ValueError:
+            pass
+    return None, "missing date" if not is_present(value) else f"date {value!r} is not YYYY-MM-DD"

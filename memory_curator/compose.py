@@ -1,0 +1,98 @@
+"""Pure text builders for what a sweep writes: a promoted note, a dropped copy, a
+needs-review candidate. Text in, text out; the writer puts the bytes on disk."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from memory_curator.candidate import Candidate
+from memory_curator.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render
+from memory_curator.state import iso
+from memory_curator.vault import slugify
+
+REVIEW_TAG = "needs-review"
+DROP_MARK = "> 🗑 dropped by memory-curator: "
+REVIEW_MARK = "> ⚠ curator uncertainty: "
+
+
+def provenance(candidate: Candidate, now: dt.datetime) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "inbox": candidate.inbox_path,
+        "sha256": candidate.digest.removeprefix("sha256:"),
+    }
+    entry["curated_at"] = now
+    return entry
+
+
+def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
+    """A new durable note in Obsidian's Properties style, recording where it came from."""
+    fm: dict[str, Any] = {}
+    for key, value in candidate.frontmatter.items():
+        if key == "tags":
+            tags = [norm_tag(t) for t in (value if isinstance(value, list) else str(value).replace(",", " ").split())]
+            value = [t for t in dict.fromkeys(tags) if t and t != REVIEW_TAG]
+            if not value:
+                continue
+        fm[key] = value
+    fm["curated_from"] = [provenance(candidate, now)]
+    body = candidate.note.body
+    return render(fm, body, candidate.note.newline)
+
+
+def dropped_name(stem: str, now: dt.datetime) -> str:
+    return f"{now.astimezone(dt.UTC).strftime('%Y-%m-%dT%H-%M-%S')}-{slugify(stem) or 'note'}.md"
+
+
+def dropped_text(raw: bytes, reason: str, now: dt.datetime) -> bytes:
+    """The original bytes, untouched, plus one audit line."""
+    text = raw.decode("utf-8", errors="surrogateescape")
+    line = f"{DROP_MARK}{reason} ({iso(now)})"
+    return append_line(text, line).encode("utf-8", errors="surrogateescape")
+
+
+def review_text(text: str, reason: str, now: dt.datetime) -> str:
+    """Tag `needs-review` (no `#`) and append the uncertainty line, replacing an older one.
+
+    When the frontmatter cannot be edited safely, only the line is appended.
+    """
+    body = _strip_trailing_marks(text, REVIEW_MARK)
+    with contextlib.suppress(NotEditable):
+        body = edit_frontmatter(body, _add_review_tag)
+    return append_line(body, f"{REVIEW_MARK}{reason} ({iso(now)})")
+
+
+def _add_review_tag(data: CommentedMap) -> None:
+    tags = data.get("tags")
+    if tags is None or tags == "":
+        seq = CommentedSeq([REVIEW_TAG])
+        data["tags"] = seq
+    elif isinstance(tags, list):
+        if REVIEW_TAG not in [norm_tag(t) for t in tags]:
+            tags.append(REVIEW_TAG)
+    elif REVIEW_TAG not in [norm_tag(t) for t in str(tags).replace(",", " ").split()]:
+        data["tags"] = CommentedSeq([*[t for t in str(tags).replace(",", " ").split() if t], REVIEW_TAG])
+
+
+def _strip_trailing_marks(text: str, mark: str) -> str:
+    """Remove our own marker lines at the very end of the text (and blank lines before them)."""
+    lines = text.splitlines(keepends=True)
+    changed = False
+    while lines and (lines[-1].startswith(mark) or (changed and not lines[-1].strip())):
+        lines.pop()
+        changed = True
+    return "".join(lines) if changed else text
+
+
+def strip_drop_mark(text: str) -> str:
+    return _strip_trailing_marks(text, DROP_MARK)
+
+
+def has_review_tag(frontmatter: Mapping[str, Any]) -> bool:
+    tags = frontmatter.get("tags")
+    items = tags if isinstance(tags, list) else str(tags or "").replace(",", " ").split()
+    return REVIEW_TAG in [norm_tag(t) for t in items]

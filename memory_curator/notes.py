@@ -1,0 +1,352 @@
+"""Reading and faithfully editing markdown notes with YAML frontmatter.
+
+Reads go through python-frontmatter's YAML handler (PyYAML's C safe loader) because it is
+fast and never constructs arbitrary objects. Edits never re-serialise a whole file: the
+text is split at its `---` fences, only the YAML is re-emitted with ruamel.yaml round-trip,
+and every top-level key whose value did not change keeps its original bytes. The body is
+copied unchanged. This is what lets a person trust a sweep with their notes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import itertools
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from frontmatter.default_handlers import SafeLoader, YAMLHandler
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+
+MAX_FRONTMATTER = 64 * 1024
+BOM = "\ufeff"
+_FENCE = re.compile(r"---[ \t]*\r?\n|---[ \t]*\Z")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+_CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
+_INLINE_TAG = re.compile(r"(?<![\w/&#\[(])#(\w[\w/-]*)")
+_WIKILINK = re.compile(r"!?\[\[([^\]|#^\n]+)")
+_HANDLER = YAMLHandler()
+
+
+class NotEditable(Exception):
+    """The frontmatter cannot be edited safely (it does not parse, or is unsafe)."""
+
+
+@dataclass(frozen=True)
+class Split:
+    """A note cut at its frontmatter fences; concatenating the parts gives the text back."""
+
+    bom: str
+    opening: str
+    yaml: str
+    closing: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    frontmatter: Mapping[str, Any] = field(default_factory=dict)
+    body: str = ""
+    split: Split | None = None
+    problem: str | None = None
+    unclosed: bool = False
+
+    @property
+    def newline(self) -> str:
+        return "\r\n" if "\r\n" in self.text[:4096] else "\n"
+
+
+def content_hash(data: bytes | str) -> str:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def decode(raw: bytes) -> str:
+    """Decode note bytes; a BOM is kept in the text so it can be written back."""
+    return raw.decode("utf-8")
+
+
+def split(text: str) -> Split | None:
+    """Cut at the fences; None when the text has no frontmatter block."""
+    bom = BOM if text.startswith(BOM) else ""
+    rest = text[len(bom) :]
+    opening = _FENCE.match(rest)
+    if not opening:
+        return None
+    after = rest[opening.end() :]
+    close = _CLOSE.search(after)
+    if close is None:
+        raise _Unclosed
+    return Split(bom, opening.group(0), after[: close.start()], close.group(0), after[close.end() :])
+
+
+class _Unclosed(Exception):
+    pass
+
+
+def parse(raw: bytes | str) -> Note:
+    """Parse a note; problems are returned as data, never raised."""
+    try:
+        text = raw if isinstance(raw, str) else decode(raw)
+    except UnicodeDecodeError:
+        return Note(text="", problem="the file is not UTF-8 text")
+    try:
+        parts = split(text)
+    except _Unclosed:
+        return Note(text=text, body=text, problem="the frontmatter has no closing ---", unclosed=True)
+    if parts is None:
+        return Note(text=text, body=text.removeprefix(BOM))
+    data, problem = load_yaml(parts.yaml)
+    return Note(text=text, frontmatter=data, body=parts.body, split=parts, problem=problem)
+
+
+def load_yaml(source: str) -> tuple[dict[str, Any], str | None]:
+    """Load frontmatter YAML safely; refuse what could be abused or is not a mapping."""
+    if len(source.encode("utf-8")) > MAX_FRONTMATTER:
+        return {}, "the frontmatter is over 64 KB"
+    if ("&" in source or "*" in source) and _has_anchor(source):
+        return {}, "the frontmatter uses YAML anchors or aliases"
+    try:
+        data = _HANDLER.load(source)
+    except yaml.YAMLError as exc:
+        return {}, "the frontmatter does not parse: " + _yaml_message(exc)
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, "the frontmatter is not a mapping of keys to values"
+    return {str(k): v for k, v in data.items()}, None
+
+
+def _has_anchor(source: str) -> bool:
+    try:
+        return any(isinstance(tok, yaml.AnchorToken | yaml.AliasToken) for tok in yaml.scan(source, Loader=SafeLoader))
+    except yaml.YAMLError:
+        return False
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"{problem} (line {mark.line + 2})" if mark is not None else str(problem)
+
+
+# --- what a note says ------------------------------------------------------------------------
+
+
+def as_list(value: Any) -> list[Any]:
+    """Frontmatter lists are often written as one string; treat both alike."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, list | tuple):
+        return [v for v in value if v is not None and v != ""]
+    if isinstance(value, str) and "," in value:
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return [value]
+
+
+def norm_tag(tag: Any) -> str:
+    return str(tag).strip().lstrip("#").strip().lower()
+
+
+def frontmatter_tags(frontmatter: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for raw in as_list(frontmatter.get("tags")):
+        for part in str(raw).split() if isinstance(raw, str) else [raw]:
+            tag = norm_tag(part)
+            if tag and tag not in out:
+                out.append(tag)
+    return out
+
+
+def inline_tags(body: str) -> list[str]:
+    """Obsidian `#tags` in the body, outside code; purely numeric tags do not count."""
+    text = _CODE.sub(" ", body)
+    found: list[str] = []
+    for match in _INLINE_TAG.finditer(text):
+        tag = match.group(1).lower()
+        if not tag.replace("/", "").isdigit() and tag not in found:
+            found.append(tag)
+    return found
+
+
+def all_tags(note: Note) -> list[str]:
+    tags = frontmatter_tags(note.frontmatter)
+    return tags + [t for t in inline_tags(note.body) if t not in tags]
+
+
+def wikilinks(body: str) -> list[str]:
+    text = _CODE.sub(" ", body)
+    return list(dict.fromkeys(m.group(1).strip() for m in _WIKILINK.finditer(text) if m.group(1).strip()))
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def _represent_datetime(representer: Any, value: dt.datetime) -> Any:
+    text = value.isoformat()
+    text = text[:-6] + "Z" if text.endswith("+00:00") else text
+    return representer.represent_scalar("tag:yaml.org,2002:timestamp", text)
+
+
+def _yaml(mapping: int = 2, offset: int = 2) -> YAML:
+    out = YAML()
+    out.preserve_quotes = True
+    out.width = 4096
+    out.indent(mapping=mapping, sequence=mapping + offset, offset=offset)
+    out.representer.add_representer(dt.datetime, _represent_datetime)
+    return out
+
+
+def dump_yaml(data: Mapping[str, Any], mapping: int = 2, offset: int = 2) -> str:
+    """Block-style YAML, Obsidian Properties style: block lists indented by two, ISO dates."""
+    buf = io.StringIO()
+    target = _yaml(mapping, offset)
+    target.default_flow_style = False
+    target.dump(_to_plain(data) if not isinstance(data, CommentedMap) else data, buf)
+    return buf.getvalue()
+
+
+def render(frontmatter: Mapping[str, Any], body: str, newline: str = "\n") -> str:
+    """A new note: a frontmatter block then the body."""
+    block = dump_yaml(frontmatter) if frontmatter else ""
+    text = "---\n" + block + "---\n" + body
+    return text.replace("\n", newline) if newline != "\n" else text
+
+
+def _to_plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_to_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def plain(value: Any) -> Any:
+    """Round-trip containers and scalar subclasses as plain Python values."""
+    return _to_plain(value)
+
+
+def _guess_indent(source: str) -> tuple[int, int]:
+    """(mapping indent, block-sequence offset) as this file writes them."""
+    lines = source.splitlines()
+    offset, mapping = 2, 2
+    for prev, line in itertools.pairwise(lines):
+        stripped = line.lstrip(" ")
+        if prev.rstrip().endswith(":") and not prev.startswith(" "):
+            indent = len(line) - len(stripped)
+            if stripped.startswith("- "):
+                offset = indent
+                break
+            if indent:
+                mapping = indent
+    return mapping, offset
+
+
+def _key_segments(source_lines: list[str], data: CommentedMap) -> tuple[list[str], dict[str, str]] | None:
+    """Original text of each top-level key, from its line to the next key's line."""
+    starts = []
+    for key in data:
+        try:
+            starts.append((data.lc.key(key)[0], str(key)))
+        except (AttributeError, KeyError, TypeError):
+            return None
+    starts.sort()
+    if len({line for line, _ in starts}) != len(starts):
+        return None
+    segments: dict[str, str] = {}
+    for index, (line, key) in enumerate(starts):
+        end = starts[index + 1][0] if index + 1 < len(starts) else len(source_lines)
+        segments[key] = "".join(source_lines[line:end])
+    prefix = source_lines[: starts[0][0]] if starts else source_lines
+    return prefix, segments
+
+
+def edit_frontmatter(text: str, mutate: Callable[[CommentedMap], None]) -> str:
+    """Apply `mutate` to the frontmatter; unchanged keys and the body keep their bytes.
+
+    Returns the text unchanged (the same object) when `mutate` changed nothing, so that a
+    no-op edit writes nothing.
+    """
+    note = parse(text)
+    if note.problem:
+        raise NotEditable(note.problem)
+    newline = note.newline
+    if note.split is None:
+        data = CommentedMap()
+        mutate(data)
+        if not data:
+            return text
+        bom = BOM if text.startswith(BOM) else ""
+        return bom + render(data, text[len(bom) :].replace(newline, "\n"), "\n").replace("\n", newline)
+    parts = note.split
+    source = parts.yaml.replace("\r\n", "\n")
+    mapping, offset = _guess_indent(source)
+    rt = _yaml(mapping, offset)
+    data = rt.load(source) or CommentedMap()
+    before = {str(k): plain(v) for k, v in data.items()}
+    segments = _key_segments(source.splitlines(keepends=True), data)
+    mutate(data)
+    after = {str(k): plain(v) for k, v in data.items()}
+    if before == after and list(before) == list(after):
+        return text
+    new_yaml = _splice(data, before, segments, rt)
+    if new_yaml and not new_yaml.endswith("\n"):
+        new_yaml += "\n"
+    if newline != "\n":
+        new_yaml = new_yaml.replace("\n", newline)
+    return parts.bom + parts.opening + new_yaml + parts.closing + parts.body
+
+
+def _splice(
+    data: CommentedMap,
+    before: dict[str, Any],
+    segments: tuple[list[str], dict[str, str]] | None,
+    rt: YAML,
+) -> str:
+    buf = io.StringIO()
+    rt.dump(data, buf)
+    fresh = buf.getvalue()
+    if segments is None:
+        return fresh
+    fresh_parsed = rt.load(fresh) or CommentedMap()
+    fresh_segments = _key_segments(fresh.splitlines(keepends=True), fresh_parsed)
+    if fresh_segments is None:
+        return fresh
+    prefix, old = segments
+    out = list(prefix)
+    for key in data:
+        name = str(key)
+        unchanged = name in before and name in old and before[name] == plain(data[key])
+        piece = old[name] if unchanged else fresh_segments[1][name]
+        if out and not out[-1].endswith("\n"):
+            out[-1] += "\n"
+        out.append(piece)
+    return "".join(out)
+
+
+def append_line(text: str, line: str) -> str:
+    """Append one line, in the file's own newline style, after a blank line."""
+    newline = "\r\n" if "\r\n" in text[:4096] else "\n"
+    if text and not text.endswith(("\n", "\r")):
+        text += newline
+    return text + newline + line + newline
+
+
+def union(existing: Iterable[Any], extra: Iterable[Any], key: Callable[[Any], Any] = str) -> list[Any]:
+    """Order-keeping union without duplicates (compared through `key`)."""
+    out: list[Any] = []
+    seen: set[Any] = set()
+    for item in [*existing, *extra]:
+        marker = key(item)
+        if marker not in seen:
+            seen.add(marker)
+            out.append(item)
+    return out

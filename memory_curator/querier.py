@@ -1,0 +1,145 @@
+"""The vault querier: what the vault already knows about a candidate.
+
+`Querier` is the interface the sweep asks; `FileQuerier` answers exact-key questions by
+reading the note at the candidate's key path (the surface's path template). The FTS5
+index (`index.IndexQuerier`) answers the same questions plus duplicates and neighbours.
+An overlay makes notes written earlier in the same sweep (or planned, in a dry run)
+visible to later candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from memory_curator import merge
+from memory_curator.candidate import Candidate
+from memory_curator.notes import Note, all_tags, parse, wikilinks
+from memory_curator.rules import Rules
+from memory_curator.vault import safe_join
+
+
+@dataclass(frozen=True)
+class ExistingNote:
+    path: str
+    text: str
+    note: Note
+    human_authored: bool
+
+    @property
+    def frontmatter(self) -> Mapping[str, Any]:
+        return self.note.frontmatter
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    path: str
+    title: str
+    score: float
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The querier facts a rule condition can name, plus what explains them."""
+
+    exact_key_exists: bool = False
+    known_unchanged: bool = False
+    exact_duplicate: bool = False
+    near_duplicate: bool = False
+    links_to_durable_note: bool = False
+    existing: ExistingNote | None = None
+    comparison: merge.Comparison | None = None
+    duplicate_of: str | None = None
+    neighbours: tuple[Neighbour, ...] = ()
+
+    def as_conditions(self, required_present: bool) -> dict[str, bool]:
+        return {
+            "exact_key_exists": self.exact_key_exists,
+            "known_unchanged": self.known_unchanged,
+            "exact_duplicate": self.exact_duplicate,
+            "near_duplicate": self.near_duplicate,
+            "links_to_durable_note": self.links_to_durable_note,
+            "required_fields_present": required_present,
+        }
+
+
+class Querier(Protocol):
+    def note_at(self, rel: str) -> ExistingNote | None: ...
+
+    def duplicate_of(self, candidate: Candidate) -> str | None: ...
+
+    def neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]: ...
+
+    def links_to_durable(self, links: list[str]) -> bool: ...
+
+    def stage(self, rel: str, text: str | None) -> None: ...
+
+
+def human_authored(rel: str, note: Note, rules: Rules) -> bool:
+    """Written by a person: never modified by a sweep."""
+    fm = note.frontmatter
+    if str(fm.get("source_skill", "")).lower() == "human" or str(fm.get("author", "")).lower() == "user":
+        return True
+    for name in ("decisions", "insights"):
+        surface = rules.surface_named(name)
+        folder = surface.path.split("/")[0] + "/" if surface else f"{name}/"
+        if rel.startswith(folder) and "curated_from" not in fm:
+            return True
+    return False
+
+
+@dataclass
+class FileQuerier:
+    """Exact-key answers from the files themselves; no duplicate or similarity search."""
+
+    root: Path
+    rules: Rules
+    overlay: dict[str, str | None] = field(default_factory=dict)
+
+    def note_at(self, rel: str) -> ExistingNote | None:
+        if rel in self.overlay:
+            text = self.overlay[rel]
+        else:
+            try:
+                text = safe_join(self.root, rel).read_bytes().decode("utf-8", errors="replace")
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                return None
+        if text is None:
+            return None
+        note = parse(text)
+        return ExistingNote(rel, text, note, human_authored(rel, note, self.rules))
+
+    def duplicate_of(self, candidate: Candidate) -> str | None:
+        return None
+
+    def neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
+        return []
+
+    def links_to_durable(self, links: list[str]) -> bool:
+        return any(self.note_at(link if link.endswith(".md") else link + ".md") for link in links if "/" in link)
+
+    def stage(self, rel: str, text: str | None) -> None:
+        self.overlay[rel] = text
+
+
+def gather_facts(candidate: Candidate, querier: Querier) -> Facts:
+    """Ask the querier everything the rules may name about this candidate."""
+    existing = querier.note_at(candidate.target) if candidate.target else None
+    comparison = None
+    if existing is not None:
+        comparison = merge.compare(existing.frontmatter, all_tags(existing.note), candidate.frontmatter, candidate.tags)
+    duplicate = querier.duplicate_of(candidate)
+    if existing is not None and duplicate == existing.path:
+        duplicate = None
+    return Facts(
+        exact_key_exists=existing is not None,
+        known_unchanged=comparison is not None and not comparison.additions,
+        exact_duplicate=duplicate is not None,
+        links_to_durable_note=querier.links_to_durable(wikilinks(candidate.note.body)),
+        existing=existing,
+        comparison=comparison,
+        duplicate_of=duplicate,
+    )

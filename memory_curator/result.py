@@ -1,0 +1,106 @@
+"""What a sweep returns: frozen data that `report` renders (and the JSON contract pins)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+VERDICT_KEYS = {"promote": "promoted", "patch": "patched", "drop": "dropped", "needs_review": "needs_review"}
+
+
+@dataclass(frozen=True)
+class Action:
+    inbox_path: str
+    verdict: str
+    target_surface: str | None
+    reason: str
+    target_path: str | None = None
+    moved_to: str | None = None
+    criteria: Mapping[str, bool | None] = field(default_factory=dict)
+    rule: str | None = None
+    contradiction: bool = False
+    diff: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "inbox_path": self.inbox_path,
+            "verdict": self.verdict,
+            "target_surface": self.target_surface,
+        }
+        if self.verdict == "drop":
+            out["moved_to"] = self.moved_to
+        else:
+            out["target_path"] = self.target_path
+        out["reason"] = self.reason
+        if self.verdict == "needs_review":
+            out["criteria"] = dict(self.criteria)
+        if self.rule:
+            out["rule"] = self.rule
+        if self.contradiction:
+            out["contradiction"] = True
+        if self.diff is not None:
+            out["diff"] = self.diff
+        return out
+
+
+@dataclass(frozen=True)
+class Skipped:
+    inbox_path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Failure:
+    inbox_path: str
+    error: str
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    agent_id: str
+    actions: tuple[Action, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    errors: tuple[Failure, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        out = {"processed": len(self.actions)}
+        for verdict, key in VERDICT_KEYS.items():
+            out[key] = sum(1 for a in self.actions if a.verdict == verdict)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agent_id": self.agent_id,
+            **self.counts(),
+            "actions": [a.to_json() for a in self.actions],
+            "skipped": [{"inbox_path": s.inbox_path, "reason": s.reason} for s in self.skipped],
+            "errors": [{"inbox_path": e.inbox_path, "error": e.error} for e in self.errors],
+        }
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    run_id: str
+    agents: tuple[AgentResult, ...]
+    single_agent: bool = False
+    dry_run: bool = False
+    judge: Mapping[str, Any] | None = None
+    notes: tuple[str, ...] = ()  # recovery repairs and other one-line remarks
+
+    def totals(self) -> dict[str, int]:
+        keys = ["processed", *VERDICT_KEYS.values()]
+        return {k: sum(a.counts()[k] for a in self.agents) for k in keys}
+
+    @property
+    def errors(self) -> list[Failure]:
+        return [e for a in self.agents for e in a.errors]
+
+    def to_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"run_id": self.run_id, "dry_run": self.dry_run}
+        if self.judge is not None:
+            extra["judge"] = dict(self.judge)
+        if self.single_agent:
+            agent = self.agents[0] if self.agents else AgentResult("inbox")
+            return {**agent.to_json(), **extra}
+        return {"agents": [a.to_json() for a in self.agents], **self.totals(), **extra}
