@@ -69,17 +69,42 @@ def run(root: Path, scope: Path | None, options: Options = Options(), judge: Jud
         now,
         options.dry_run,
         writer.Journal(state / "journal.jsonl"),
-        FileQuerier(root, rules),
+        make_querier(root, rules, state),
         _load_reviewed(state),
     )
     agents = scope_agents(root, scope)
     if options.dry_run:
         return _sweep(sweep, agents, scope, judge if options.use_judge else None)
     with sweep_lock(state, wait=options.wait):
+        started = time.monotonic()
         notes = writer.recover(root, sweep.journal)
         result = _sweep(sweep, agents, scope, judge if options.use_judge else None)
         _save_reviewed(root, state, sweep.reviewed)
+        _journal_run(sweep, result, time.monotonic() - started)
     return SweepResult(result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes))
+
+
+def make_querier(root: Path, rules: Rules, state: Path) -> Querier:
+    """The querier a sweep asks (the FTS5 index replaces the file querier)."""
+    return FileQuerier(root, rules)
+
+
+def _journal_run(sweep: Sweep, result: SweepResult, seconds: float) -> None:
+    """One summary record per sweep that did something: `status` and `log` read these."""
+    totals = result.totals()
+    if not totals["processed"] and not result.errors:
+        return
+    sweep.journal.append(
+        {
+            "event": "run",
+            "run": sweep.run_id,
+            "started": sweep.now,
+            "seconds": round(seconds, 3),
+            **totals,
+            "errors": len(result.errors),
+            "judge": dict(result.judge) if result.judge else None,
+        }
+    )
 
 
 def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, judge: Judge | None) -> SweepResult:
