@@ -1,0 +1,331 @@
+"""Table-driven verdicts under the default rules: one or more cases per rule, criterion and
+surface, each asserting the verdict, the target path and the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_curator import candidate as cand
+from memory_curator.checking import check_text
+from memory_curator.decide import JudgeVerdict, decide
+from memory_curator.querier import FileQuerier, gather_facts
+from memory_curator.rules import load_for_vault
+
+PROMOTE_REASON = "novel + sourced + specific + future-useful + load-bearing"
+
+
+def note(**fm: object) -> str:
+    lines = ["---"]
+    for key, value in fm.items():
+        lines.append(f"{key}: {value}")
+    return "\n".join([*lines, "---", "Some evidence.", ""])
+
+
+FACT = dict(
+    type="fact",
+    entity="copilot",
+    predicate="data-handling",
+    value="Does not retain prompts.",
+    source_url="https://example.com/trust",
+    confidence=2,
+    captured_at="2026-06-20T15:30:00Z",
+)
+
+CASES = [
+    # (id, frontmatter, verdict, target, reason fragment)
+    ("fact promotes", FACT, "promote", "facts/copilot/data-handling.md", PROMOTE_REASON),
+    (
+        "fact inferred without type",
+        {k: v for k, v in FACT.items() if k != "type"},
+        "promote",
+        "facts/copilot/data-handling.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "drop: low confidence, no source",
+        {**FACT, "source_url": "''", "confidence": 1},
+        "drop",
+        None,
+        "confidence=1 AND no source_url",
+    ),
+    (
+        "confidence 1 but sourced is not dropped",
+        {**FACT, "confidence": 1},
+        "needs_review",
+        "facts/copilot/data-handling.md",
+        "not future-useful",
+    ),
+    (
+        "drop: known and unchanged",
+        dict(
+            type="fact",
+            entity="obsidian",
+            predicate="file-format",
+            value="obsidian stores notes as plain markdown files in a local folder",
+            source_url="https://help.obsidian.md/Files+and+folders/How+Obsidian+stores+data/",
+            confidence=2,
+        ),
+        "drop",
+        None,
+        "already known and unchanged (facts/obsidian/file-format.md)",
+    ),
+    (
+        "drop: do-not-share internal",
+        {**FACT, "source_kind": "internal", "tags": "[do-not-share]"},
+        "drop",
+        None,
+        "do-not-share from an internal source without user_approved",
+    ),
+    (
+        "do-not-share approved is kept",
+        {**FACT, "source_kind": "internal", "tags": "[do-not-share]", "user_approved": "true"},
+        "promote",
+        "facts/copilot/data-handling.md",
+        PROMOTE_REASON,
+    ),
+    ("drop: tier-1 identity", dict(type="identity", name="me", confidence=3), "drop", None, "Tier-1 content"),
+    ("drop: tier-1 preference", dict(type="preference", value="dark mode"), "drop", None, "Tier-1 content"),
+    ("drop: tier-1 feedback", dict(type="feedback", value="too verbose"), "drop", None, "Tier-1 content"),
+    (
+        "not sourced",
+        {k: v for k, v in FACT.items() if k != "source_url"},
+        "needs_review",
+        "facts/copilot/data-handling.md",
+        "not sourced",
+    ),
+    (
+        "sourced by sources list",
+        {**{k: v for k, v in FACT.items() if k != "source_url"}, "sources": "[https://a.example]"},
+        "promote",
+        "facts/copilot/data-handling.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "sourced by the owner",
+        {**{k: v for k, v in FACT.items() if k != "source_url"}, "source_skill": "human", "author": "user"},
+        "promote",
+        "facts/copilot/data-handling.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "not specific: missing value",
+        {k: v for k, v in FACT.items() if k != "value"},
+        "needs_review",
+        "facts/copilot/data-handling.md",
+        "not specific (missing value)",
+    ),
+    (
+        "not specific: no entity",
+        {k: v for k, v in FACT.items() if k != "entity"},
+        "needs_review",
+        None,
+        "not specific (missing entity)",
+    ),
+    (
+        "ephemeral is not future-useful",
+        {**FACT, "ephemeral": "true"},
+        "needs_review",
+        "facts/copilot/data-handling.md",
+        "not future-useful",
+    ),
+    (
+        "load_bearing false",
+        {**FACT, "load_bearing": "false"},
+        "needs_review",
+        "facts/copilot/data-handling.md",
+        "not load-bearing",
+    ),
+    (
+        "agent insight is undecided",
+        dict(type="insight", title="Agents repeat themselves", source_url="https://x.example", confidence=2),
+        "needs_review",
+        "insights/agents-repeat-themselves.md",
+        "load-bearing undecided",
+    ),
+    (
+        "insight marked load-bearing promotes",
+        dict(
+            type="insight",
+            title="Agents repeat themselves",
+            source_url="https://x.example",
+            confidence=2,
+            load_bearing="true",
+        ),
+        "promote",
+        "insights/agents-repeat-themselves.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "decision marked surprise promotes",
+        dict(
+            type="decision",
+            title="Use SQLite for the index",
+            source_url="https://x.example",
+            confidence=3,
+            surprise="yes",
+        ),
+        "promote",
+        "decisions/use-sqlite-for-the-index.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "event",
+        dict(type="event", date="2026-06-20", title="Launch day!", source_url="https://x.example", confidence=2),
+        "promote",
+        "events/2026/2026-06-20-launch-day.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "event with a bad date",
+        dict(type="event", date="20 June", title="Launch", source_url="https://x.example", confidence=2),
+        "needs_review",
+        None,
+        "date '20 June' is not YYYY-MM-DD",
+    ),
+    (
+        "research",
+        dict(type="research", topic="AI tools", title="Café & Co survey", source_url="https://x.example", confidence=2),
+        "promote",
+        "research/ai-tools/cafe-co-survey.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "person",
+        dict(type="person", name="Grace Hopper", source_url="https://x.example", confidence=2),
+        "promote",
+        "persons/grace-hopper.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "project",
+        dict(type="project", name="Memory Curator", source_url="https://x.example", confidence=2),
+        "promote",
+        "projects/memory-curator.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "unknown type",
+        dict(type="recipe", title="Soup", source_url="https://x.example", confidence=2),
+        "needs_review",
+        None,
+        "the surface cannot be inferred: unknown type 'recipe'",
+    ),
+    (
+        "unsafe slug",
+        dict(
+            type="insight",
+            title="x",
+            slug="../../etc/passwd",
+            source_url="https://x.example",
+            confidence=2,
+            load_bearing="true",
+        ),
+        "needs_review",
+        None,
+        "unsafe slug",
+    ),
+    (
+        "human-authored decision is never patched",
+        dict(
+            type="decision",
+            title="Keep notes in Markdown",
+            source_url="https://x.example",
+            confidence=2,
+            tags="[new-tag]",
+        ),
+        "needs_review",
+        "decisions/keep-notes-in-markdown.md",
+        "matches human-authored decisions/keep-notes-in-markdown.md",
+    ),
+    (
+        "contradiction without times",
+        dict(
+            type="fact",
+            entity="obsidian",
+            predicate="file-format",
+            value="Obsidian stores notes in a database.",
+            source_url="https://x.example",
+            confidence=2,
+        ),
+        "needs_review",
+        "facts/obsidian/file-format.md",
+        "contradiction",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,fm,verdict,target,reason", CASES, ids=[c[0] for c in CASES])
+def test_default_rules(vault: Path, name: str, fm: dict, verdict: str, target: str | None, reason: str) -> None:
+    out = check_text(vault, note(**fm), f"_inbox/agent/{name}.md", agent="agent")
+    assert out["verdict"] == verdict, out
+    if verdict != "drop":
+        assert out["target_path"] == target
+    assert reason in out["reason"]
+    if verdict == "drop":
+        assert out["rule"], "every drop names its rule"
+
+
+def build(vault: Path, fm: dict) -> tuple[cand.Candidate, object]:
+    rules = load_for_vault(vault)
+    candidate = cand.build(note(**fm), "_inbox/a/x.md", "a", rules)
+    return candidate, rules
+
+
+def test_patch_when_the_candidate_adds_a_source(vault: Path) -> None:
+    fm = dict(
+        type="fact",
+        entity="obsidian",
+        predicate="file-format",
+        value="Obsidian stores notes as plain Markdown files in a local folder.",
+        source_url="https://obsidian.md/about",
+        confidence=2,
+    )
+    candidate, rules = build(vault, fm)
+    decision = decide(candidate, rules, gather_facts(candidate, FileQuerier(vault, rules)))
+    assert decision.verdict == "patch"
+    assert decision.target == "facts/obsidian/file-format.md"
+    assert decision.reason == "adds source https://obsidian.md/about to facts/obsidian/file-format.md"
+
+
+def test_newer_value_patches_instead_of_contradicting(vault: Path) -> None:
+    fm = dict(
+        type="fact",
+        entity="obsidian",
+        predicate="file-format",
+        value="Obsidian now uses a database.",
+        source_url="https://x.example",
+        confidence=2,
+        observed_at="2026-09-01",
+    )
+    candidate, rules = build(vault, fm)
+    decision = decide(candidate, rules, gather_facts(candidate, FileQuerier(vault, rules)))
+    assert decision.verdict == "patch"
+    assert "a changed value" in decision.reason
+
+
+def test_marketing_rule_drops_only_when_the_judge_cites_it(vault: Path) -> None:
+    fm = dict(type="insight", title="Best tool ever", source_url="https://x.example", confidence=2)
+    candidate, rules = build(vault, fm)
+    facts = gather_facts(candidate, FileQuerier(vault, rules))
+    assert decide(candidate, rules, facts).verdict == "needs_review"
+    cited = decide(candidate, rules, facts, JudgeVerdict(drop_rule="marketing-claim", reason="puffery"))
+    assert (cited.verdict, cited.rule) == ("drop", "marketing-claim")
+    failed = JudgeVerdict(drop_rule="marketing-claim", failure="timeout")
+    assert decide(candidate, rules, facts, failed).verdict == "needs_review"
+
+
+def test_judge_settles_only_undecided_criteria(vault: Path) -> None:
+    fm = dict(type="insight", title="Agents repeat themselves", source_url="https://x.example", confidence=2)
+    candidate, rules = build(vault, fm)
+    facts = gather_facts(candidate, FileQuerier(vault, rules))
+    yes = JudgeVerdict(criteria={"surprise_or_load_bearing": True, "sourced": False})
+    decision = decide(candidate, rules, facts, yes)
+    assert decision.verdict == "promote", "sourced stays true: the judge cannot overrule a decided criterion"
+
+
+def test_bad_yaml_is_needs_review_never_drop(vault: Path) -> None:
+    out = check_text(vault, "---\nconfidence: 1\nvalue: [unclosed\n---\nbody\n", "_inbox/a/bad.md")
+    assert out["verdict"] == "needs_review"
+    assert "the frontmatter does not parse" in out["reason"]
