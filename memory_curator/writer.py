@@ -5,7 +5,7 @@ fsync, `os.link` (create: never overwrites) or `os.replace` (replace), fsync the
 Replacing and removing re-check the file's hash first (compare-and-swap), so a person
 saving in Obsidian between our read and our write is never overwritten. The inbox file
 is removed only after its destination is durable; the journal lets the next sweep finish
-or undo what a crash left half-done.
+or undo what a crash left half-done. docs/safety.md describes the guarantees.
 """
 
 from __future__ import annotations
@@ -15,16 +15,18 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_curator.notes import content_hash
+from memory_curator.notes import as_list, content_hash, parse
 from memory_curator.state import iso, utcnow
 from memory_curator.vault import relpath, safe_join
 
 TEMP_PATTERN = re.compile(r"^\..+\.mc[A-Za-z0-9_]{8}\.tmp$")
+MOVES = ("promote", "patch", "drop")  # verdicts whose destination must be durable before the inbox file goes
+_TEMP_STEM_MAX = 100  # keeps `.<name>.mcXXXXXXXX.tmp` under NAME_MAX for any inbox file name
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
@@ -35,6 +37,14 @@ class Conflict(Exception):
 
 def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -56,13 +66,11 @@ def _makedirs(folder: Path) -> None:
 
 
 def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> Path:
-    fd, temp = tempfile.mkstemp(prefix=f".{name}.mc", suffix=".tmp", dir=folder)
+    fd, temp = tempfile.mkstemp(prefix=f".{name[:_TEMP_STEM_MAX]}.mc", suffix=".tmp", dir=folder)
     try:
         try:
             os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            _write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -70,6 +78,12 @@ def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> Path:
         _unlink_quietly(Path(temp))
         raise
     return Path(temp)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _unlink_quietly(path: Path) -> None:
@@ -80,7 +94,7 @@ def _unlink_quietly(path: Path) -> None:
 def file_hash(path: Path) -> str | None:
     try:
         return content_hash(path.read_bytes())
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError):
         return None
 
 
@@ -93,6 +107,26 @@ def create(path: Path, data: bytes) -> None:
     finally:
         _unlink_quietly(temp)
     fsync_dir(path.parent)
+
+
+def create_unique(path: Path, data: bytes) -> Path:
+    """Create `path`, or `stem-2.md`, `stem-3.md`…: the first free name at the moment of the
+    link, so a name taken by someone else meanwhile is skipped, never overwritten."""
+    _makedirs(path.parent)
+    temp = _write_temp(path.parent, path.name, data, 0o666 & ~_UMASK)
+    try:
+        for target in _family(path):
+            try:
+                os.link(temp, target)
+            except FileExistsError:
+                continue
+            break
+        else:
+            raise Conflict(f"no free name for {path.name}")
+    finally:
+        _unlink_quietly(temp)
+    fsync_dir(path.parent)
+    return target
 
 
 def replace(path: Path, data: bytes, expected: str | None) -> None:
@@ -120,17 +154,24 @@ def remove(path: Path, expected: str) -> None:
     fsync_dir(path.parent)
 
 
+def _family(path: Path, limit: int = 10_000) -> Iterator[Path]:
+    """`path`, then `stem-2.md`, `stem-3.md`…: the names a collision moves on to."""
+    yield path
+    for n in range(2, limit):
+        yield path.with_name(f"{path.stem}-{n}{path.suffix}")
+
+
 def free_name(path: Path) -> Path:
-    """`path`, or `stem-2.md`, `stem-3.md`…: the first name not taken (create() still refuses
-    to overwrite if another process takes it first)."""
-    for attempt in range(1, 10_000):
-        target = path if attempt == 1 else path.with_name(f"{path.stem}-{attempt}{path.suffix}")
+    """The first name of `path`'s family not taken now (what a dry run reports; a real write
+    uses create_unique, which decides at the moment of the link)."""
+    for target in _family(path):
         if not os.path.lexists(target):
             return target
     raise Conflict(f"no free name for {path.name}")
 
 
 def stray_temps(folder: Path) -> Iterator[Path]:
+    """Our own temp files in `folder` (an agent's own `*.tmp` never matches the pattern)."""
     try:
         entries = list(os.scandir(folder))
     except (FileNotFoundError, NotADirectoryError):
@@ -140,36 +181,61 @@ def stray_temps(folder: Path) -> Iterator[Path]:
             yield Path(entry.path)
 
 
+def write_state_file(path: Path, data: bytes) -> None:
+    """The same recipe for the state directory's own small files (checkpoint, review hashes)."""
+    temp = _write_temp(path.parent, path.name, data, 0o600)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        _unlink_quietly(temp)
+        raise
+    fsync_dir(path.parent)
+
+
 # --- the journal -----------------------------------------------------------------------------
 
 
 @dataclass
 class Journal:
-    """Append-only JSONL decision log in the state directory; each line fsynced."""
+    """Append-only JSONL decision log in the state directory; each line fsynced before the
+    action it announces starts."""
 
     path: Path
 
     def append(self, record: dict[str, Any]) -> None:
         line = json.dumps({"time": iso(utcnow()), **record}, ensure_ascii=False, default=str) + "\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        new = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, line.encode("utf-8"))
+            if _torn(fd):  # a crash or a full disk cut the last line: never glue ours onto it
+                line = "\n" + line
+            _write_all(fd, line.encode("utf-8"))
             os.fsync(fd)
         finally:
             os.close(fd)
+        if new:
+            fsync_dir(self.path.parent)
 
-    def records(self, start: int = 0) -> Iterator[dict[str, Any]]:
-        """Records from byte offset `start`; a torn last line (a crash mid-append) is skipped."""
+    def entries(self, start: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(byte offset, record) from `start`; a torn line (a crash mid-append) is skipped."""
         try:
             with open(self.path, "rb") as handle:
                 handle.seek(start)
+                offset = start
                 for raw in handle:
+                    here, offset = offset, offset + len(raw)
                     try:
-                        yield json.loads(raw)
+                        record = json.loads(raw)
                     except ValueError:
                         continue
+                    if isinstance(record, dict):
+                        yield here, record
         except FileNotFoundError:
             return
+
+    def records(self, start: int = 0) -> Iterator[dict[str, Any]]:
+        for _, record in self.entries(start):
+            yield record
 
     def size(self) -> int:
         try:
@@ -182,66 +248,149 @@ class Journal:
         return self.path.with_name("journal.checkpoint")
 
     def checkpoint(self) -> int:
-        """Byte offset up to which every action is known finished."""
+        """Byte offset before which every action is known finished (0 when unknown)."""
         try:
-            return int(self.checkpoint_path.read_text().strip() or 0)
+            offset = int(self.checkpoint_path.read_text().strip() or 0)
         except (OSError, ValueError):
             return 0
+        return offset if 0 <= offset <= self.size() else 0
 
     def set_checkpoint(self, offset: int) -> None:
-        temp = self.checkpoint_path.with_suffix(".tmp")
-        temp.write_text(str(offset))
-        os.replace(temp, self.checkpoint_path)
+        write_state_file(self.checkpoint_path, str(offset).encode())
+
+
+def _torn(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def open_actions(entries: Iterable[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """`begin` records with no `end`, or whose `end` says it failed: the actions a crash or
+    an I/O error may have left half-done."""
+    found: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
+    for offset, record in entries:
+        key = (str(record.get("run")), _int(record.get("seq")))
+        if record.get("event") == "begin":
+            found[key] = (offset, record)
+        elif record.get("event") == "end" and record.get("ok"):
+            found.pop(key, None)
+    return list(found.values())
 
 
 def unfinished(journal: Journal) -> list[dict[str, Any]]:
-    """`begin` records after the checkpoint that have no matching `end`."""
-    open_actions: dict[tuple[str, int], dict[str, Any]] = {}
-    for record in journal.records(journal.checkpoint()):
-        key = (str(record.get("run")), int(record.get("seq", -1)))
-        if record.get("event") == "begin":
-            open_actions[key] = record
-        elif record.get("event") == "end":
-            open_actions.pop(key, None)
-    return list(open_actions.values())
+    return [record for _, record in open_actions(journal.entries(journal.checkpoint()))]
 
 
-def recover(root: Path, journal: Journal) -> list[str]:
-    """Finish what a crash left half-done; returns one line per repair, for the log.
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1
 
-    An action whose destination is durable but whose inbox file is still there (with the
-    same bytes) is finished by removing the inbox file; one whose destination was never
-    written is left as it was (the candidate is simply swept again). Stray temp files of
-    ours in the folders it touched are removed.
+
+# --- recovery --------------------------------------------------------------------------------
+
+
+@dataclass
+class Recovery:
+    """What the start of a sweep repaired: one line per repair, and the needs-review texts
+    already on disk (so a sweep killed before saving its review hashes does not redo them)."""
+
+    notes: list[str] = field(default_factory=list)
+    reviewed: dict[str, str] = field(default_factory=dict)
+
+
+def recover(root: Path, journal: Journal) -> Recovery:
+    """Finish or undo what a crash (or an I/O error) left half-done; run under the lock.
+
+    A move whose destination holds the candidate's content while the inbox file still holds
+    the bytes that were decided is finished by removing the inbox file; one whose
+    destination was never written is left as it was (the candidate is swept again). Our
+    stray temp files in the folders it touched are removed. An I/O error here leaves the
+    checkpoint before that action, so the next sweep tries again.
     """
-    notes: list[str] = []
-    for record in unfinished(journal):
-        notes += _finish(root, record)
-        journal.append({"event": "end", "run": record["run"], "seq": record["seq"], "ok": True, "recovered": True})
-    journal.set_checkpoint(journal.size())
-    return notes
+    entries = list(journal.entries(journal.checkpoint()))
+    out = Recovery(reviewed=_reviewed(root, entries))
+    retry_from: int | None = None
+    for offset, record in open_actions(entries):
+        try:
+            out.notes += _finish(root, record)
+        except OSError as exc:
+            out.notes.append(f"could not finish {record.get('inbox')}: {exc.strerror or exc}; will retry")
+            retry_from = offset if retry_from is None else min(retry_from, offset)
+            continue
+        with contextlib.suppress(OSError):
+            journal.append(
+                {"event": "end", "run": record.get("run"), "seq": record.get("seq"), "ok": True, "recovered": True}
+            )
+    with contextlib.suppress(OSError):
+        for temp in _state_temps(journal.path.parent):
+            _unlink_quietly(temp)
+        journal.set_checkpoint(journal.size() if retry_from is None else retry_from)
+    return out
+
+
+def _state_temps(state: Path) -> Iterator[Path]:
+    """Our temp files in the state directory and its folders (pre-images for `undo`, …)."""
+    yield from stray_temps(state)
+    for entry in list(os.scandir(state)):
+        if entry.is_dir(follow_symlinks=False):
+            yield from stray_temps(Path(entry.path))
 
 
 def _finish(root: Path, record: dict[str, Any]) -> list[str]:
     notes: list[str] = []
-    inbox_rel, dest_rel = record.get("inbox"), record.get("dest")
-    folders = {p.parent for p in (_path(root, inbox_rel), _path(root, dest_rel)) if p is not None}
-    for folder in folders:
+    inbox, dest = _path(root, record.get("inbox")), _path(root, record.get("dest"))
+    for folder in {p.parent for p in (inbox, dest) if p is not None}:
         for temp in stray_temps(folder):
             _unlink_quietly(temp)
             notes.append(f"removed stray temp file {relpath(root, temp)}")
-    if record.get("verdict") in ("promote", "patch", "drop") and inbox_rel and dest_rel:
-        inbox, dest = _path(root, inbox_rel), _path(root, dest_rel)
-        if (
-            inbox
-            and dest
-            and file_hash(dest) == record.get("after_hash")
-            and file_hash(inbox) == record.get("inbox_hash")
-        ):
-            os.unlink(inbox)
-            fsync_dir(inbox.parent)
-            notes.append(f"finished {record['verdict']} of {inbox_rel} -> {dest_rel}")
+    if record.get("verdict") not in MOVES or inbox is None or dest is None:
+        return notes
+    placed = _placed(dest, record)
+    if placed is not None and file_hash(inbox) == record.get("inbox_hash"):
+        fsync_file(placed)  # the destination is durable before the inbox file goes
+        fsync_dir(placed.parent)
+        os.unlink(inbox)
+        fsync_dir(inbox.parent)
+        notes.append(f"finished {record['verdict']} of {record['inbox']} -> {relpath(root, placed)}")
     return notes
+
+
+def _placed(dest: Path, record: dict[str, Any]) -> Path | None:
+    """The file that holds this action's result: the exact bytes we wrote (a drop may have
+    moved on to a suffixed name), or a note a person edited since that still records this
+    candidate in its provenance."""
+    family = _family(dest) if record.get("verdict") == "drop" else iter([dest])
+    for path in family:
+        if not os.path.lexists(path):
+            break
+        if file_hash(path) == record.get("after_hash"):
+            return path
+    if record.get("verdict") != "drop" and _records_candidate(dest, str(record.get("inbox_hash"))):
+        return dest
+    return None
+
+
+def _records_candidate(note: Path, digest: str) -> bool:
+    try:
+        frontmatter = parse(note.read_bytes()).frontmatter
+    except OSError:
+        return False
+    wanted = digest.removeprefix("sha256:")
+    return any(isinstance(e, dict) and e.get("sha256") == wanted for e in as_list(frontmatter.get("curated_from")))
+
+
+def _reviewed(root: Path, entries: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, str]:
+    """Inbox files a recent needs_review rewrote that still hold exactly that text."""
+    out: dict[str, str] = {}
+    for _, record in entries:
+        if record.get("event") != "begin" or record.get("verdict") != "needs_review":
+            continue
+        path, after = _path(root, record.get("inbox")), record.get("after_hash")
+        if path is not None and after and file_hash(path) == after:
+            out[str(record["inbox"])] = str(after)
+    return out
 
 
 def _path(root: Path, rel: Any) -> Path | None:
