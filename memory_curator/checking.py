@@ -1,4 +1,5 @@
-"""`check`: the verdict a sweep would give one candidate, with every evaluation; no writes."""
+"""`check`: the verdict a sweep would give one candidate, with every evaluation. Nothing in
+the vault is written; the vault's index (state directory) is refreshed like a sweep would."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Any
 from memory_curator import candidate as cand
 from memory_curator.decide import decide, explain
 from memory_curator.errors import CuratorError
+from memory_curator.index_querier import IndexQuerier
 from memory_curator.notes import render
-from memory_curator.querier import FileQuerier, gather_facts
+from memory_curator.querier import gather_facts
 from memory_curator.rules import load_for_vault
+from memory_curator.state import state_dir
 from memory_curator.vault import INBOX, ROOT_AGENT
 
 
@@ -46,7 +49,7 @@ def check_text(
 ) -> dict[str, Any]:
     rules = load_for_vault(root)
     candidate = cand.build(payload_text(text, origin), origin, agent, rules)
-    facts = gather_facts(candidate, FileQuerier(root, rules))
+    facts = gather_facts(candidate, IndexQuerier(root, rules, state_dir(root)), rules.settings)
     decision = decide(candidate, rules, facts)
     out: dict[str, Any] = {
         "inbox_path": origin,

@@ -2,7 +2,7 @@
 
 `Querier` is the interface the sweep asks; `FileQuerier` answers exact-key questions by
 reading the note at the candidate's key path (the surface's path template). The FTS5
-index (`index.IndexQuerier`) answers the same questions plus duplicates and neighbours.
+index (`index_querier.IndexQuerier`) answers the same questions plus duplicates and neighbours.
 An overlay makes notes written earlier in the same sweep (or planned, in a dry run)
 visible to later candidates.
 """
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from memory_curator import merge
 from memory_curator.candidate import Candidate
 from memory_curator.notes import Note, all_tags, parse, wikilinks
-from memory_curator.rules import Rules
+from memory_curator.rules import Rules, Settings
 from memory_curator.vault import safe_join
 
 
@@ -35,6 +35,8 @@ class ExistingNote:
 
 @dataclass(frozen=True)
 class Neighbour:
+    """A note close to a candidate; `score` is BM25 scaled to 0..1 (docs/architecture.md)."""
+
     path: str
     title: str
     score: float
@@ -125,8 +127,13 @@ class FileQuerier:
         self.overlay[rel] = text
 
 
-def gather_facts(candidate: Candidate, querier: Querier) -> Facts:
-    """Ask the querier everything the rules may name about this candidate."""
+def gather_facts(candidate: Candidate, querier: Querier, settings: Settings | None = None) -> Facts:
+    """Ask the querier everything the rules may name about this candidate.
+
+    Neighbours (the costly question) are asked only when novelty is still open: no note with
+    the key, no exact duplicate, a surface, and frontmatter that parses. `settings` (default:
+    the querier's rules) gives their number and the near-duplicate score.
+    """
     existing = querier.note_at(candidate.target) if candidate.target else None
     comparison = None
     if existing is not None:
@@ -134,12 +141,20 @@ def gather_facts(candidate: Candidate, querier: Querier) -> Facts:
     duplicate = querier.duplicate_of(candidate)
     if existing is not None and duplicate == existing.path:
         duplicate = None
+    neighbours: tuple[Neighbour, ...] = ()
+    if settings is None:
+        rules = getattr(querier, "rules", None)
+        settings = rules.settings if isinstance(rules, Rules) else Settings()
+    if existing is None and duplicate is None and candidate.surface is not None and not candidate.note.problem:
+        neighbours = tuple(querier.neighbours(candidate, settings.neighbours))
     return Facts(
         exact_key_exists=existing is not None,
         known_unchanged=comparison is not None and not comparison.additions,
         exact_duplicate=duplicate is not None,
+        near_duplicate=any(n.score >= settings.near_duplicate_score for n in neighbours),
         links_to_durable_note=querier.links_to_durable(wikilinks(candidate.note.body)),
         existing=existing,
         comparison=comparison,
         duplicate_of=duplicate,
+        neighbours=neighbours,
     )

@@ -1,0 +1,481 @@
+"""The derived index and the querier over it: refresh, rebuild, lookups, neighbours, overlay."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_curator import candidate as cand
+from memory_curator import index as ix
+from memory_curator import index_querier as iq
+from memory_curator import indexing, notes
+from memory_curator.querier import gather_facts
+from memory_curator.rules import load_for_vault
+from memory_curator.sweep import Options, run
+
+from conftest import REAL_VAULT, age, run_installed
+
+FACT = """---
+type: fact
+entity: {entity}
+predicate: {predicate}
+value: {value}
+source_url: https://example.com/{entity}
+confidence: 2
+---
+{body}
+"""
+LONG_BODY = (
+    "The quarterly vendor review found that the zephyrine gateway retries idempotent calls "
+    "three times with jittered backoff, logs every quorvax handshake, and rotates its "
+    "signing keys each fortnight according to the operations handbook."
+)
+
+
+def state_of(tmp_path: Path) -> Path:
+    folder = tmp_path / "state"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def querier_for(root: Path, state: Path) -> iq.IndexQuerier:
+    return iq.open_querier(root, load_for_vault(root), state)
+
+
+def fact(entity: str, predicate: str = "data-handling", value: str = "A value.", body: str = "Body.") -> str:
+    return FACT.format(entity=entity, predicate=predicate, value=value, body=body)
+
+
+def write(root: Path, rel: str, text: str | bytes, settled: bool = True) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    if settled:
+        age(path)
+    return path
+
+
+def candidate(root: Path, text: str, name: str = "c.md") -> cand.Candidate:
+    return cand.build(text.encode("utf-8"), f"_inbox/agent-a/{name}", "agent-a", load_for_vault(root))
+
+
+# --- what is indexed, where --------------------------------------------------------------------
+
+
+def test_every_note_but_inbox_and_dot_folders_is_indexed_in_the_state_directory(vault: Path, tmp_path: Path) -> None:
+    write(vault, "digests/2026-w01.md", "# A digest\n")
+    write(vault, "notes/loose.md", "no frontmatter at all\n")
+    write(vault, ".obsidian/workspace.md", "ignored\n")
+    write(vault, ".trash/old.md", "ignored\n")
+    write(vault, "facts/.hidden/x.md", "ignored\n")
+    write(vault, "facts/.draft.md", "ignored\n")
+    write(vault, "_inbox/.dropped/a/x.md", "ignored\n")
+    os.symlink(vault / "notes/loose.md", vault / "notes/link.md")
+    state = state_of(tmp_path)
+    querier = querier_for(vault, state)
+    indexed = {p for (p,) in querier.conn.execute("SELECT path FROM notes")}
+    on_disk = {
+        p.relative_to(vault).as_posix()
+        for p in vault.rglob("*.md")
+        if not any(part.startswith((".", "_inbox")) for part in p.relative_to(vault).parts) and not p.is_symlink()
+    }
+    assert indexed == on_disk
+    assert {"digests/2026-w01.md", "notes/loose.md", "_meta/inbox-rules.md"} <= indexed
+    assert querier.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert (state / "index.sqlite3").is_file()
+    assert not [p for p in vault.rglob("*") if "sqlite" in p.name or p.name == "index.lock"]
+
+
+def test_refresh_sees_an_added_an_edited_a_deleted_and_a_renamed_note(vault: Path, tmp_path: Path) -> None:
+    state = state_of(tmp_path)
+    rules = load_for_vault(vault)
+    index = ix.Index(vault, rules, state)
+    assert index.refresh().rebuilt
+    again = index.refresh()
+    assert (again.rebuilt, again.added, again.changed, again.removed, again.notes) == (False, 0, 0, 0, index.count())
+    write(vault, "facts/acme/added.md", fact("acme", "added", "Added value."))
+    edited = vault / "facts/obsidian/file-format.md"
+    edited.write_text(edited.read_text().replace("plain Markdown files", "plain Markdown text files"))
+    age(edited)
+    (vault / "persons/ada-lovelace.md").unlink()
+    (vault / "insights/agents-need-a-curator.md").rename(vault / "insights/curators-for-agents.md")
+    done = index.refresh()
+    assert (done.rebuilt, done.added, done.changed, done.removed) == (False, 2, 1, 2)
+    querier = iq.IndexQuerier(vault, rules, state, index)
+    assert querier.paths_for_key("facts/acme/added.md") == ["facts/acme/added.md"]
+    assert querier.paths_for_key("persons/ada-lovelace.md") == []
+    assert querier.match_name("curators for agents") == ["insights/curators-for-agents.md"]
+    assert querier.match_name("agents need a curator") == ["insights/curators-for-agents.md"]  # by its title
+    value = querier.info("facts/obsidian/file-format.md")["value"]
+    assert value == "Obsidian stores notes as plain Markdown text files in a local folder."
+    frequencies = dict(querier.conn.execute("SELECT term, df FROM terms"))
+    assert frequencies == dict(querier.conn.execute("SELECT term, doc FROM vocab"))  # kept in step with FTS5
+    assert frequencies["text"] >= 1 and "lovelace" not in frequencies
+
+
+def test_a_note_rewritten_in_the_same_instant_with_the_same_size_is_read_again(vault: Path, tmp_path: Path) -> None:
+    """mtime may not tick between two writes: a note modified just before a refresh is re-read
+    by the next one even when its size and mtime look unchanged."""
+    state = state_of(tmp_path)
+    index = ix.Index(vault, load_for_vault(vault), state)
+    index.refresh()
+    path = write(vault, "facts/acme/racy.md", fact("acme", "racy", "Value one."), settled=False)
+    index.refresh()
+    stamp = path.stat().st_mtime_ns
+    path.write_text(fact("acme", "racy", "Value two."))
+    os.utime(path, ns=(stamp, stamp))
+    assert index.refresh().changed == 1
+    assert iq.IndexQuerier(vault, index.rules, state, index).info("facts/acme/racy.md")["value"] == "Value two."
+
+
+def test_a_refresh_after_another_process_rebuilt_the_file_writes_to_the_new_file(vault: Path, tmp_path: Path) -> None:
+    state = state_of(tmp_path)
+    rules = load_for_vault(vault)
+    ix.Index(vault, rules, state).refresh()
+    mine, theirs = ix.Index(vault, rules, state), ix.Index(vault, rules, state)
+    assert mine.usable() and mine.count() == theirs.count()  # `mine` has the file open
+    theirs.rebuild()  # unlinks the file `mine` has open, writes a new one
+    write(vault, "facts/acme/late.md", fact("acme", "late"))
+    done = mine.refresh()
+    assert (done.rebuilt, done.added) == (False, 1)  # an incremental refresh, of the new file
+    fresh = iq.IndexQuerier(vault, rules, state, ix.Index(vault, rules, state))
+    assert fresh.paths_for_key("facts/acme/late.md") == ["facts/acme/late.md"]
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"this is not a database" * 100, b"SQLite format 3\x00" + b"\xff" * 4000, b""],
+    ids=["text", "bad-header", "empty"],
+)
+def test_a_corrupt_index_file_is_rebuilt(vault: Path, tmp_path: Path, garbage: bytes) -> None:
+    state = state_of(tmp_path)
+    (state / "index.sqlite3").write_bytes(garbage)
+    querier = querier_for(vault, state)
+    assert querier.refreshed is not None and querier.refreshed.rebuilt
+    assert querier.paths_for_key("facts/obsidian/file-format.md") == ["facts/obsidian/file-format.md"]
+
+
+def test_a_build_that_dies_half_way_leaves_the_old_index_in_place(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = state_of(tmp_path)
+    rules = load_for_vault(vault)
+    before = ix.Index(vault, rules, state)
+    before.refresh()
+    (state / "index.sqlite3.building-12345").write_bytes(b"left by a builder that was killed")
+
+    def killed(*_: object, **__: object) -> None:
+        assert list(state.glob("index.sqlite3.building-*")) == [state / f"index.sqlite3.building-{os.getpid()}"]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ix.Index, "_insert", killed)
+    with pytest.raises(KeyboardInterrupt):
+        ix.Index(vault, rules, state).rebuild()
+    monkeypatch.undo()
+    assert not list(state.glob("index.sqlite3.building-*"))
+    after = ix.Index(vault, rules, state)
+    assert after.usable() and after.count() == before.count()
+    assert not after.refresh().rebuilt
+
+
+def test_an_old_schema_another_vault_or_changed_surfaces_mean_a_rebuild(vault: Path, tmp_path: Path) -> None:
+    state = state_of(tmp_path)
+    rules = load_for_vault(vault)
+    ix.Index(vault, rules, state).refresh()
+    with sqlite3.connect(state / "index.sqlite3") as conn:
+        conn.execute("PRAGMA user_version = 0")
+    assert ix.Index(vault, rules, state).refresh().rebuilt
+    assert not ix.Index(vault, rules, state).refresh().rebuilt
+    other = tmp_path / "other-vault"
+    shutil.copytree(vault, other)
+    assert ix.Index(other, load_for_vault(other), state).refresh().rebuilt
+    rules_file = vault / "_meta/inbox-rules.md"
+    rules_file.write_text(rules_file.read_text().replace('path: "persons/{slug}.md"', 'path: "people/{slug}.md"'))
+    assert ix.Index(vault, load_for_vault(vault), state).refresh().rebuilt
+
+
+# --- messy notes -------------------------------------------------------------------------------
+
+MESSY = {
+    "bom.md": "\ufeff---\ntitle: With a BOM\ntags: [bom-tag]\n---\nBody after a byte order mark.\n",
+    "crlf.md": "---\r\ntitle: Windows lines\r\ntags:\r\n  - crlf-tag\r\n---\r\nBody with CRLF line ends.\r\n",
+    "bad-yaml.md": "---\ntitle: [unclosed\n---\nThe body of a note whose YAML is broken: zanzibarite.\n",
+    "template.md": "---\ndate: {{date}}\ntitle: {{title}}\n---\nDaily template for {{date}} quillwort.\n",
+    "hash-tags.md": '---\ntitle: Hash tags\ntags: "#alpha, #beta/gamma"\n---\nBody #inline-tag `#not-a-tag`\n',
+    "strings.md": "---\ntitle: Strings\naliases: Only One Alias\ntags: one, two\nsources: https://a.example\n---\nx\n",
+    "latin1.md": "---\ntitle: caf\xe9\n---\nna\xefve\n".encode("latin-1"),
+    "empty.md": "",
+    "only-fence.md": "---\n",
+}
+
+
+def test_bom_crlf_bad_yaml_placeholders_hash_tags_and_strings_are_indexed(vault: Path, tmp_path: Path) -> None:
+    for name, text in MESSY.items():
+        write(vault, f"notes/{name}", text)
+    querier = querier_for(vault, state_of(tmp_path))
+    rows = {
+        path: (title, json.loads(tags), problem)
+        for path, title, tags, problem in querier.conn.execute(
+            "SELECT path, title, tags, problem FROM notes WHERE path LIKE 'notes/%'"
+        )
+    }
+    assert set(rows) == {f"notes/{name}" for name in MESSY}
+    assert rows["notes/bom.md"] == ("With a BOM", ["bom-tag"], None)
+    assert rows["notes/crlf.md"] == ("Windows lines", ["crlf-tag"], None)
+    assert rows["notes/hash-tags.md"][1] == ["alpha", "beta/gamma", "inline-tag"]
+    assert rows["notes/strings.md"][:2] == ("Strings Only One Alias", ["one", "two"])
+    assert querier.match_name("only one alias") == ["notes/strings.md"]
+    problems = dict(querier.index.problems())
+    assert set(problems) == {"notes/bad-yaml.md", "notes/template.md", "notes/latin1.md", "notes/only-fence.md"}
+    assert "does not parse" in problems["notes/template.md"]
+    found = {n.path for n in querier.similar("zanzibarite quillwort", "", 5)}
+    assert {"notes/bad-yaml.md", "notes/template.md"} <= found  # indexed by their bodies
+
+
+def test_a_copy_of_a_real_vault_and_edited_copies_of_its_notes_index_without_error(tmp_path: Path) -> None:
+    root = tmp_path / "real"
+    shutil.copytree(REAL_VAULT, root)
+    (root / "_inbox").mkdir()
+    source = root / "Home.md"
+    text = source.read_text(encoding="utf-8")
+    edits = {
+        "bom.md": "\ufeff" + text,
+        "crlf.md": text.replace("\n", "\r\n"),
+        "invalid.md": text.replace("aliases:", "aliases: [oops\nbroken:", 1),
+        "placeholder.md": text.replace("permalink: /", "created: {{date}}\npermalink: /", 1),
+        "hashtags.md": text.replace("aliases:", "tags: '#home #start'\naliases:", 1),
+        "stringlist.md": text.replace("aliases:\n  - Start here", "aliases: Start here, Welcome", 1),
+    }
+    for name, edited in edits.items():
+        write(root, f"Edited/{name}", edited)
+    querier = querier_for(root, state_of(tmp_path))
+    expected = len(list(REAL_VAULT.rglob("*.md"))) + len(edits)
+    assert querier.index.count() == expected
+    assert set(dict(querier.index.problems())) == {"Edited/invalid.md", "Edited/placeholder.md"}
+    assert querier.match_name("Welcome") == ["Edited/stringlist.md"]
+    assert set(querier.match_name("start here")) >= {"Home.md", "Edited/bom.md", "Edited/crlf.md"}
+    tags = json.loads(querier.conn.execute("SELECT tags FROM notes WHERE path = 'Edited/hashtags.md'").fetchone()[0])
+    assert tags[:2] == ["home", "start"]
+    duplicates = {p for (p,) in querier.conn.execute(
+        "SELECT path FROM notes WHERE text_hash = (SELECT text_hash FROM notes WHERE path = 'Home.md')")}  # fmt: skip
+    assert duplicates >= {"Home.md", "Edited/bom.md", "Edited/crlf.md", "Edited/placeholder.md"}
+    near = querier.similar("Obsidian Help", text.split("---\n", 2)[2], 3)
+    assert near[0].score == 1.0 and near[0].path in duplicates
+
+
+# --- the questions a decision asks ---------------------------------------------------------------
+
+
+def test_exact_key_finds_a_note_filed_under_another_name(vault: Path, tmp_path: Path) -> None:
+    write(vault, "facts/acme/Data Handling (old).md", fact("acme", "data-handling", "Keeps logs for 30 days."))
+    querier = querier_for(vault, state_of(tmp_path))
+    text = fact("ACME", "Data Handling", "Keeps logs for 30 days.")
+    found = querier.note_at(candidate(vault, text).target or "")
+    assert found is not None and found.path == "facts/acme/Data Handling (old).md"
+    assert found.frontmatter["value"] == "Keeps logs for 30 days."
+
+
+def test_exact_duplicate_of_normalised_text_anywhere_in_the_vault(vault: Path, tmp_path: Path) -> None:
+    write(vault, "notes/clipping.md", f"---\nvalue: Keeps logs for 30 days.\n---\n{LONG_BODY}\n")
+    querier = querier_for(vault, state_of(tmp_path))
+    shouting = fact("newco", value="KEEPS logs for 30 days!", body=LONG_BODY.upper().replace(",", " ,  "))
+    facts = gather_facts(candidate(vault, shouting), querier)
+    assert facts.exact_duplicate and facts.duplicate_of == "notes/clipping.md"
+    assert not facts.neighbours  # settled: similarity is not asked
+    other = gather_facts(candidate(vault, fact("newco", value="Deletes logs daily.", body=LONG_BODY)), querier)
+    assert not other.exact_duplicate
+    short = gather_facts(candidate(vault, fact("x", value="Yes.", body="")), querier)
+    write(vault, "notes/yes.md", "---\nvalue: Yes.\n---\n")
+    assert not short.exact_duplicate  # under MIN_DUPLICATE_WORDS words: nobody's duplicate
+
+
+def test_a_near_duplicate_leaves_novel_undecided_and_never_drops(vault: Path, tmp_path: Path) -> None:
+    write(
+        vault,
+        "research/vendors/zephyrine.md",
+        f"---\ntype: research\ntopic: vendors\ntitle: Zephyrine\n---\n{LONG_BODY}\n",
+    )
+    state = state_of(tmp_path)
+    querier = querier_for(vault, state)
+    edited = LONG_BODY.replace("three times", "four times").replace("fortnight", "month")
+    near = candidate(vault, fact("zephyrine", value="Retries idempotent calls.", body=edited))
+    facts = gather_facts(near, querier)
+    assert facts.near_duplicate and facts.neighbours[0].path == "research/vendors/zephyrine.md"
+    assert facts.neighbours[0].score >= 0.6 and "quorvax" in facts.neighbours[0].text
+    unrelated = candidate(vault, fact("other", value="Ships on Tuesdays.", body="Wholly unrelated prose."))
+    assert not gather_facts(unrelated, querier).near_duplicate
+    inbox = write(vault, "_inbox/agent-a/near.md", fact("zephyrine", value="Retries idempotent calls.", body=edited))
+    result = run(vault, inbox.parent, Options(use_judge=False, state_dir=str(state)))
+    (action,) = [a for agent in result.agents for a in agent.actions]
+    assert action.verdict == "needs_review" and action.criteria["novel"] is None
+    assert "near-duplicate of research/vendors/zephyrine.md" in action.reason
+    assert inbox.exists()
+
+
+def test_links_to_a_durable_note_by_name_or_path(vault: Path, tmp_path: Path) -> None:
+    write(vault, "notes/scratch.md", "not on a surface\n")
+    querier = querier_for(vault, state_of(tmp_path))
+    assert querier.links_to_durable(["ada-lovelace"])
+    assert querier.links_to_durable(["persons/Ada-Lovelace.md"])
+    assert querier.links_to_durable(["decisions/keep-notes-in-markdown"])
+    assert not querier.links_to_durable(["insights/ada-lovelace", "sons/ada-lovelace"])  # the path must match
+    assert not querier.links_to_durable(["scratch", "no-such-note"])
+    text = fact("x", body="See [[ada-lovelace|Ada]] and [[no-such-note]].")
+    assert gather_facts(candidate(vault, text), querier).links_to_durable_note
+
+
+def test_accented_words_are_found_as_fts5_folds_them(vault: Path, tmp_path: Path) -> None:
+    write(vault, "notes/cafe.md", "---\ntitle: Café\n---\nUn café naïve à Ærøskøbing, Straße.\n")
+    querier = querier_for(vault, state_of(tmp_path))
+    assert querier.similar("cafe naive", "", 3)[0].path == "notes/cafe.md"
+    assert querier.similar("CAFÉ", "ærøskøbing straße", 3)[0].path == "notes/cafe.md"
+
+
+def test_events_on_a_day_and_names_folded(vault: Path, tmp_path: Path) -> None:
+    write(vault, "persons/rene-descartes.md", "---\ntype: person\nname: René Descartes\n---\n")
+    querier = querier_for(vault, state_of(tmp_path))
+    assert querier.events_on("2026-05-01") == ["events/2026/2026-05-01-vault-kickoff.md"]
+    assert querier.events_on("2026-05-02") == []
+    assert querier.match_name("RENE descartes!") == ["persons/rene-descartes.md"]
+
+
+# --- FTS5 syntax in candidate text ----------------------------------------------------------------
+
+HOSTILE = ['"', "*", "NEAR", "AND", "OR", "NOT", ":", "^", "(", ")", "body:", "alph*", 'a"b', "NEAR(a b)", "-", "+"]
+
+
+def test_fts5_syntax_in_a_candidate_cannot_break_or_widen_the_query(vault: Path, tmp_path: Path) -> None:
+    write(vault, "notes/alphabet.md", "---\ntitle: Alphabet\n---\nalphabet soup\n")
+    write(vault, "notes/near.md", "---\ntitle: Proximity\n---\nthe word near appears here\n")
+    querier = querier_for(vault, state_of(tmp_path))
+    hostile = " ".join(HOSTILE) + ' title:alph* "unbalanced ( NEAR(soup alphabet) ^soup'
+    found = {n.path for n in querier.similar(hostile, hostile, 10)}
+    assert "notes/near.md" in found  # the word "near" is a word like any other
+    assert "notes/alphabet.md" in found  # "soup" and "alphabet" as plain words
+    assert not {n.path for n in querier.similar("alph* ^alp", "", 10)}  # no prefix or initial-token widening
+    for hostile_word in [*HOSTILE, 'x" OR "y', "a*b", "title:x"]:
+        expression = indexing.match_expression([hostile_word])
+        querier.conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", (expression,)).fetchone()
+    matched = querier.conn.execute(
+        "SELECT count(*) FROM fts WHERE fts MATCH ?", (indexing.match_expression(['alph" OR "soup']),)
+    ).fetchone()[0]
+    assert matched == 0  # one literal phrase, not an OR of two words
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('abc #/&[]()`~!-_é1\n"*:^')), max_size=60))
+def test_fast_tags_and_links_read_exactly_what_notes_reads(body: str) -> None:
+    assert indexing.tags_and_links(body) == (tuple(notes.inline_tags(body)), tuple(notes.wikilinks(body)))
+
+
+# --- the overlay ------------------------------------------------------------------------------------
+
+
+def test_the_overlay_shows_a_staged_note_to_every_question(vault: Path, tmp_path: Path) -> None:
+    querier = querier_for(vault, state_of(tmp_path))
+    text = fact("zephyrine", value="Retries idempotent calls.", body=LONG_BODY)
+    first = candidate(vault, text)
+    assert querier.note_at(first.target or "") is None
+    querier.stage("facts/zephyrine/data-handling.md", text)
+    later = candidate(vault, text, "later.md")
+    facts = gather_facts(later, querier)
+    assert facts.existing is not None and facts.existing.path == "facts/zephyrine/data-handling.md"
+    assert facts.known_unchanged
+    assert querier.duplicate_of(candidate(vault, text.replace("zephyrine", "elsewhere", 1))) == (
+        "facts/zephyrine/data-handling.md"
+    )
+    assert querier.similar("quorvax zephyrine", "", 3)[0].path == "facts/zephyrine/data-handling.md"
+    assert querier.links_to_durable(["zephyrine/data-handling"])
+    querier.stage("facts/obsidian/file-format.md", None)  # removed in this sweep
+    assert querier.note_at("facts/obsidian/file-format.md") is None
+    assert "facts/obsidian/file-format.md" not in {n.path for n in querier.similar("plain markdown", "", 9)}
+
+
+def test_restaging_a_patched_note_keeps_word_counts_sane(tmp_path: Path, write_candidate: Callable[..., Path]) -> None:
+    """A patched note replaces its indexed version: its words must not count twice."""
+    root = tmp_path / "tiny"  # one note, the default rules
+    write(root, "facts/zephyrine/data-handling.md", fact("zephyrine", body=LONG_BODY))
+    querier = querier_for(root, state_of(tmp_path))
+    for round_ in range(3):
+        querier.stage("facts/zephyrine/data-handling.md", fact("zephyrine", body=f"{LONG_BODY} Round {round_}."))
+    (found,) = querier.similar("quorvax zephyrine", LONG_BODY, 5)
+    assert found.path == "facts/zephyrine/data-handling.md" and 0 < found.score <= 1
+    querier.stage("facts/zephyrine/data-handling.md", None)
+    assert querier.similar("quorvax zephyrine", LONG_BODY, 5) == []
+    querier.stage("facts/zephyrine/other.md", fact("zephyrine", "other", body=LONG_BODY))
+    assert [n.path for n in querier.similar("quorvax zephyrine", LONG_BODY, 5)] == ["facts/zephyrine/other.md"]
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["sweep", "dry-run"])
+def test_a_promotion_is_visible_to_later_candidates_of_the_same_sweep(
+    vault: Path, tmp_path: Path, write_candidate: Callable[..., Path], dry_run: bool
+) -> None:
+    state = state_of(tmp_path)
+    querier_for(vault, state)  # an index built before these candidates arrived
+    text = fact("zephyrine", value="Retries idempotent calls.", body=LONG_BODY)
+    write_candidate(vault, "a-first.md", text)
+    write_candidate(vault, "b-again.md", text)
+    result = run(vault, None, Options(use_judge=False, state_dir=str(state), dry_run=dry_run))
+    verdicts = {Path(a.inbox_path).name: (a.verdict, a.reason) for agent in result.agents for a in agent.actions}
+    assert verdicts["a-first.md"][0] == "promote"
+    assert verdicts["b-again.md"] == ("drop", "already known and unchanged (facts/zephyrine/data-handling.md)")
+    assert (vault / "facts/zephyrine/data-handling.md").exists() is not dry_run
+
+
+# --- when the index is refreshed ------------------------------------------------------------------
+
+
+def test_an_empty_inbox_never_opens_the_index(vault: Path, tmp_path: Path) -> None:
+    for path in (vault / "_inbox").rglob("*.md"):
+        path.unlink()
+    state = state_of(tmp_path)
+    run(vault, None, Options(use_judge=False, state_dir=str(state)))
+    assert not (state / "index.sqlite3").exists()
+
+
+def test_a_sweep_with_candidates_refreshes_the_index(vault: Path, tmp_path: Path) -> None:
+    state = state_of(tmp_path)
+    querier_for(vault, state)
+    write(vault, "facts/acme/fresh.md", fact("acme", "fresh"))
+    run(vault, None, Options(use_judge=False, state_dir=str(state)))
+    paths = {p for (p,) in sqlite3.connect(state / "index.sqlite3").execute("SELECT path FROM notes")}
+    assert "facts/acme/fresh.md" in paths
+
+
+# --- the command line ------------------------------------------------------------------------------
+
+
+def test_query_and_index_commands(vault: Path, tmp_path: Path, invoke: Callable[..., object]) -> None:
+    state = str(state_of(tmp_path))
+    common = ["--vault", str(vault), "--state-dir", state]
+    out = invoke("query", "Obsidian", "File Format", "--json", *common)
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["kind"] == "key" and data["query"] == "facts/obsidian/file-format.md"
+    assert data["results"][0]["value"] == "Obsidian stores notes as plain Markdown files in a local folder."
+    out = invoke("query", "--slug", "Ada Lovelace", *common)
+    assert out.output.startswith("persons/ada-lovelace.md  (persons)")
+    out = invoke("query", "--text", "plain markdown files", "--json", *common)
+    assert json.loads(out.output)["results"][0]["path"] == "facts/obsidian/file-format.md"
+    out = invoke("query", "--date", "2026-05-01", *common)
+    assert "events/2026/2026-05-01-vault-kickoff.md" in out.output
+    assert "no note matches" in invoke("query", "nobody", "nothing", *common).output
+    for bad in (["only-one"], [], ["a", "b", "--slug", "c"]):
+        assert invoke("query", *bad, *common).exit_code == 2
+    missing = run_installed("index", "stats", "--state-dir", str(tmp_path / "new"), cwd=vault)
+    assert missing.returncode == 1 and "no index yet" in missing.stderr and "Traceback" not in missing.stderr
+    write(vault, "notes/broken.md", "---\na: [\n---\nbody\n")
+    rebuilt = json.loads(invoke("index", "rebuild", "--json", *common).output)
+    assert rebuilt["rebuilt"] and rebuilt["notes"] == ix.Index(vault, load_for_vault(vault), Path(state)).count()
+    stats = json.loads(invoke("index", "stats", "--json", *common).output)
+    assert stats["path"] == str(Path(state) / "index.sqlite3") and stats["surfaces"]["facts"] == 1
+    assert [p["path"] for p in stats["problems"]] == ["notes/broken.md"]
+    assert "read by body only: notes/broken.md" in invoke("index", "stats", *common).output
