@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from memory_curator.candidate import Candidate
 from memory_curator.conditions import Cond, Subject, evaluate
@@ -29,6 +29,7 @@ class JudgeVerdict:
     drop_rule: str | None = None
     reason: str = ""
     failure: str | None = None  # why the judge could not answer for this candidate
+    audit: Mapping[str, Any] = field(default_factory=dict)  # model, prompt version, raw answer: for the journal
 
 
 @dataclass(frozen=True)
@@ -65,17 +66,18 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
         why = f"unknown type {kind!r}" if kind else "no type, and not an entity/predicate fact"
         return Decision("needs_review", f"the surface cannot be inferred: {why}")
     criteria = evaluate_criteria(rules.criteria, subject, judge)
-    named = _judge_relation(candidate, facts, judge, criteria)
+    named = _judge_relation(candidate, rules, judge, criteria)
     if named is not None:
         return named
     if facts.existing is not None and facts.comparison is not None and facts.comparison.additions:
         return _patch(candidate, facts, criteria)
     if all(criteria.get(c.name) is True for c in rules.criteria):
-        reason = " + ".join(c.label for c in rules.criteria)
+        reason = " + ".join(c.label for c in rules.criteria) + _judge_said(judge)
         return Decision("promote", reason, surface, candidate.target, criteria=criteria)
+    failure = f"; {judge.failure}" if judge is not None and judge.failure else ""
     return Decision(
         "needs_review",
-        _review_reason(candidate, rules, criteria, facts),
+        _review_reason(candidate, rules, criteria, facts) + failure,
         surface,
         candidate.target,
         criteria=criteria,
@@ -95,7 +97,33 @@ def _drop(
                 rule=rule.id,
                 explanation=(rule.when.text,) if rule.when else ("cited by the judge",),
             )
-    return None
+    return _judge_duplicate(candidate, rules, judge)
+
+
+KNOWN_RULE = "known-unchanged"  # the "already known" rule a judge-found duplicate is dropped by
+
+
+def _judge_duplicate(candidate: Candidate, rules: Rules, judge: JudgeVerdict | None) -> Decision | None:
+    """A paraphrase of a note the judge was shown is already known. A vault that renamed the
+    rule keeps the candidate (see `_judge_relation`): no drop without a rule to name."""
+    rule = rules.drop_rule(KNOWN_RULE)
+    if not _usable(judge) or judge.relation != "duplicate" or not judge.target or rule is None:
+        return None
+    return Decision(
+        "drop",
+        rule.reason.replace("{note}", judge.target) + _judge_said(judge),
+        candidate.surface.name if candidate.surface else None,
+        rule=rule.id,
+        explanation=(f"the judge found a duplicate of {judge.target}",),
+    )
+
+
+def _usable(judge: JudgeVerdict | None) -> TypeGuard[JudgeVerdict]:
+    return judge is not None and judge.failure is None
+
+
+def _judge_said(judge: JudgeVerdict | None) -> str:
+    return f" (judge: {judge.reason})" if _usable(judge) and judge.reason else ""
 
 
 def _rule_matches(rule: DropRule, subject: Subject, judge: JudgeVerdict | None) -> bool:
@@ -151,14 +179,27 @@ def _patch(candidate: Candidate, facts: Facts, criteria: dict[str, Value]) -> De
 
 
 def _judge_relation(
-    candidate: Candidate, facts: Facts, judge: JudgeVerdict | None, criteria: dict[str, Value]
+    candidate: Candidate, rules: Rules, judge: JudgeVerdict | None, criteria: dict[str, Value]
 ) -> Decision | None:
-    """A contradiction the judge saw is kept and flagged, never dropped or patched."""
-    if judge is None or judge.failure is not None or judge.relation != "contradicts":
+    """What the judge said about the notes it was shown. A contradiction is kept and flagged,
+    never dropped or patched; extends/supersedes patch that note (the merge keeps the old
+    value in history); a drop rule the fields do not meet is a person's call."""
+    if not _usable(judge):
         return None
     surface = candidate.surface.name if candidate.surface else None
-    why = f"contradiction: contradicts {judge.target or 'a note'}" + (f" ({judge.reason})" if judge.reason else "")
-    return Decision("needs_review", why, surface, judge.target, criteria=criteria, contradiction=True)
+    said = _judge_said(judge)
+    if judge.relation == "contradicts":
+        why = f"contradiction: contradicts {judge.target or 'a note'}" + (f" ({judge.reason})" if judge.reason else "")
+        return Decision("needs_review", why, surface, judge.target, criteria=criteria, contradiction=True)
+    if judge.relation == "duplicate":
+        why = f"the judge found a duplicate of {judge.target}, but the rules have no {KNOWN_RULE!r} drop rule{said}"
+        return Decision("needs_review", why, surface, candidate.target, criteria=criteria)
+    if judge.relation in ("extends", "supersedes") and judge.target:
+        return Decision("patch", f"{judge.relation} {judge.target}{said}", surface, judge.target, criteria=criteria)
+    if judge.drop_rule:
+        why = f"the judge cited drop rule {judge.drop_rule!r}, but its condition does not hold{said}"
+        return Decision("needs_review", why, surface, candidate.target, criteria=criteria)
+    return None
 
 
 def _review_reason(candidate: Candidate, rules: Rules, criteria: Mapping[str, Value], facts: Facts) -> str:
