@@ -29,6 +29,7 @@ class Candidate:
     target: str | None
     key_problem: str | None
     missing: tuple[str, ...]
+    raw: bytes = b""  # the file's bytes as read: what a drop keeps and a review appends to
 
     @property
     def frontmatter(self) -> Mapping[str, Any]:
@@ -47,7 +48,8 @@ def build(raw: bytes | str, inbox_path: str, agent: str, rules: Rules) -> Candid
     if surface is not None:
         target, problem = target_path(surface, note.frontmatter)
     missing = tuple(f for f in surface.required if not is_present(note.frontmatter.get(f))) if surface else ()
-    return Candidate(inbox_path, agent, note, digest, surface, target, problem, missing)
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8")
+    return Candidate(inbox_path, agent, note, digest, surface, target, problem, missing, data)
 
 
 def infer_surface(frontmatter: Mapping[str, Any], rules: Rules) -> Surface | None:

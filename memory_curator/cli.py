@@ -3,16 +3,19 @@ line on stderr and an exit code (1 configuration, 2 usage, 75 locked); no traceb
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-from memory_curator import checking, report, sweep
+from memory_curator import checking, report, runlog, sweep
 from memory_curator import rules as rules_mod
 from memory_curator import vault as vault_mod
 from memory_curator.errors import EXIT_USAGE, CuratorError
+from memory_curator.result import SweepResult
 
 VAULT_OPTION = click.option("--vault", "vault", type=click.Path(file_okay=False), help="The vault folder.")
 STATE_OPTION = click.option(
@@ -46,6 +49,20 @@ def init(vault: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
 @click.option("--wait", is_flag=True, help="Wait for another sweep to finish instead of exiting 75.")
+@click.option(
+    "--judge-set",
+    "judge_set",
+    multiple=True,
+    metavar="NAME=VALUE",
+    callback=lambda _ctx, _param, values: _pairs(values),
+    help="A judge setting for this run (model, effort, max_tokens, timeout_seconds, max_retries, chunk_size, "
+    "neighbours, enabled); beats MEMORY_CURATOR_JUDGE_<NAME> and the rules file. Repeatable.",
+)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False),
+    help="Append the outcome as one JSON line to this size-capped log instead of printing (scheduled sweeps).",
+)
 @VAULT_OPTION
 @STATE_OPTION
 def run(
@@ -54,15 +71,45 @@ def run(
     as_json: bool,
     no_judge: bool,
     wait: bool,
+    judge_set: tuple[tuple[str, str], ...],
     vault: str | None,
     state_dir: str | None,
+    log_file: str | None,
 ) -> None:
     """Sweep one agent folder (PATH) or the whole _inbox/."""
-    root = vault_mod.find_root(Path(path) if path else None, vault)
-    scope = _scope(root, path)
-    options = sweep.Options(dry_run=dry_run, use_judge=not no_judge, wait=wait, state_dir=state_dir)
-    result = sweep.run(root, scope, options)
+    options = sweep.Options(
+        dry_run=dry_run, use_judge=not no_judge, wait=wait, state_dir=state_dir, judge_settings=judge_set
+    )
+    if not as_json and not log_file and sys.stdout.isatty():  # a bar only on a terminal
+        options = dataclasses.replace(options, progress=report.progress)
+    if log_file:  # a scheduled sweep: the outcome (or why there was none) goes to the log, not stdout
+        raise click.exceptions.Exit(runlog.record_run(Path(log_file), lambda: _sweep_now(path, vault, options)))
+    try:
+        result = _sweep_now(path, vault, options)
+    except sweep.OtherHost as exc:  # exit 0 and one line saying why; JSON keeps the usual keys
+        if as_json:
+            report.emit_json({"agents": [], **SweepResult("", ()).totals(), "idle": str(exc)})
+        else:
+            click.echo(str(exc))
+        return
     report.sweep(result, as_json)
+    for problem in (result.judge or {}).get("problems", []):  # one line per failed judge request
+        click.echo(f"memory-curator: {problem}", err=True)
+
+
+def _pairs(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for value in values:
+        name, sep, setting = value.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{value!r}: expected NAME=VALUE", param_hint="--judge-set")
+        pairs.append((name.strip(), setting))
+    return tuple(pairs)
+
+
+def _sweep_now(path: str | None, vault: str | None, options: sweep.Options) -> SweepResult:
+    root = vault_mod.find_root(Path(path) if path else None, vault)
+    return sweep.run(root, _scope(root, path), options)
 
 
 def _scope(root: Path, path: str | None) -> Path | None:
@@ -98,6 +145,25 @@ def check(file: str, as_json: bool, explain: bool, vault: str | None) -> None:
     report.check(data, as_json)
 
 
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per swept batch on stdout.")
+@click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
+@VAULT_OPTION
+@STATE_OPTION
+def watch(as_json: bool, no_judge: bool, vault: str | None, state_dir: str | None) -> None:
+    """Sweep candidates as they settle, until SIGINT or SIGTERM.
+
+    Sweeps the backlog first; logs one line per action on stderr.
+    """
+    from memory_curator import watch as watching  # watchdog's import is paid by this command only
+
+    root = vault_mod.find_root(None, vault)
+    watcher = watching.Watcher(root, use_judge=not no_judge, state=state_dir)
+    with watching.stop_on_signals(watcher):
+        for item in watcher.run():
+            report.watch(item, as_json)
+
+
 @cli.group(name="rules")
 def rules_group() -> None:
     """The rules file (_meta/inbox-rules.md)."""
@@ -117,6 +183,330 @@ def rules_check(file: str | None, vault: str | None) -> None:
         path = Path(file)
     report.rules_summary(rules_mod.load(path))
 
+
+def _scheduler_flags(func: Callable[..., None]) -> Callable[..., None]:
+    flags = [
+        click.option("--launchd", "platform", flag_value="launchd", help="launchd (default on macOS)."),
+        click.option("--systemd", "platform", flag_value="systemd", help="systemd user timer (default with systemd)."),
+        click.option("--cron", "platform", flag_value="cron", help="cron (default elsewhere)."),
+    ]
+    for flag in reversed(flags):
+        func = flag(func)
+    return func
+
+
+def _job_options(func: Callable[..., None]) -> Callable[..., None]:
+    options = [
+        click.option("--every", default="15m", show_default=True, help="How often (e.g. 5m, 30m, 2h, 1d)."),
+        click.option("--on-change", is_flag=True, help="launchd: also sweep when the inbox changes (WatchPaths)."),
+        _scheduler_flags,
+        VAULT_OPTION,
+        STATE_OPTION,
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@cli.group(name="schedule")
+def schedule_group() -> None:
+    """Scheduled sweeps of one vault: launchd, a systemd user timer, or cron."""
+
+
+@schedule_group.command(name="install")
+@_job_options
+def schedule_install(
+    every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None
+) -> None:
+    """Install (or replace) this vault's scheduled sweep."""
+    from memory_curator import schedule
+
+    plan = schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change)
+    for line in schedule.install(plan):
+        click.echo(line)
+
+
+@schedule_group.command(name="show")
+@_job_options
+def schedule_show(every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None) -> None:
+    """Print exactly what `install` would write and run; change nothing."""
+    from memory_curator import schedule
+
+    plan = schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change)
+    for line in schedule.describe(plan):
+        click.echo(line)
+
+
+@schedule_group.command(name="uninstall")
+@_scheduler_flags
+@VAULT_OPTION
+def schedule_uninstall(platform: str | None, vault: str | None) -> None:
+    """Remove this vault's scheduled sweep (from every scheduler, or the one named)."""
+    from memory_curator import schedule
+
+    gone = vault and not Path(vault).expanduser().exists()  # a deleted vault's job can still be removed
+    root = Path(vault).expanduser().absolute() if gone else vault_mod.find_root(None, vault)
+    lines = [line for plan in schedule.plan_uninstall(root, platform) for line in schedule.uninstall(plan)]
+    for line in lines or [f"no scheduled sweep of {root} found"]:
+        click.echo(line)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@VAULT_OPTION
+@STATE_OPTION
+def doctor(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
+    from memory_curator import doctor as doctor_mod
+
+    findings = doctor_mod.diagnose(vault, state_dir)
+    if as_json:
+        report.emit_json([f.to_json() for f in findings])
+    else:
+        for finding in findings:
+            click.echo(finding.line())
+    if doctor_mod.failed(findings):
+        raise click.exceptions.Exit(1)
+
+
+# --- the human and agent loop (docs/review.md, docs/agents.md) --------------------------------
+
+BY_OPTION = click.option("--by", "by", metavar="NAME", help="Who decides (default: $MEMORY_CURATOR_USER or login).")
+WAIT_OPTION = click.option("--wait", is_flag=True, help="Wait for a running sweep instead of exiting 75.")
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path())
+@BY_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+def review(path: str | None, by: str | None, vault: str | None, state_dir: str | None) -> None:
+    """Walk the items waiting for a person, oldest first (PATH: one agent folder or one file).
+
+    Keys: p promote, o promote as another surface, m merge (patch) into a note, d drop (asks
+    a reason), e edit in $EDITOR, s skip, q quit. Each choice is applied and journalled at once.
+    """
+    from memory_curator import review as review_mod
+    from memory_curator.actions import Desk
+
+    root = vault_mod.find_root(Path(path) if path else None, vault)
+    agents, only = review_mod.scope(root, path)
+    tally = review_mod.review(Desk.open(root, state_dir, by), report.stdout(), agents, only)
+    click.echo(tally.line())
+
+
+@cli.command()
+@click.argument("file", type=click.Path())
+@click.option("--promote", is_flag=True, help="Promote to the computed target.")
+@click.option("--surface", metavar="SURFACE", help="Promote as this surface (implies --promote).")
+@click.option("--patch", "patch_into", metavar="NOTE", help="Patch into this durable note (vault path).")
+@click.option("--drop", "drop_reason", metavar="REASON", help="Drop to .dropped/ with this reason.")
+@BY_OPTION
+@WAIT_OPTION
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+def resolve(
+    file: str,
+    promote: bool,
+    surface: str | None,
+    patch_into: str | None,
+    drop_reason: str | None,
+    by: str | None,
+    wait: bool,
+    as_json: bool,
+    vault: str | None,
+    state_dir: str | None,
+) -> None:
+    """Decide one inbox item without the interactive queue (for scripts and agents)."""
+    from memory_curator.actions import Desk
+
+    chosen = [promote or surface is not None, patch_into is not None, drop_reason is not None]
+    if sum(chosen) != 1:
+        raise click.UsageError("give exactly one of --promote/--surface, --patch NOTE, --drop REASON")
+    root = vault_mod.find_root(Path(file).parent, vault)
+    desk = Desk.open(root, state_dir, by, wait)
+    if patch_into is not None:
+        done = desk.patch(file, patch_into)
+    elif drop_reason is not None:
+        done = desk.drop(file, drop_reason)
+    else:
+        done = desk.promote(file, surface)
+    report.person_action(done, as_json)
+
+
+@cli.command()
+@click.argument("dropped_file", type=click.Path())
+@BY_OPTION
+@WAIT_OPTION
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+def restore(
+    dropped_file: str, by: str | None, wait: bool, as_json: bool, vault: str | None, state_dir: str | None
+) -> None:
+    """Move a dropped item back to _inbox/<agent>/, tagged needs-review, without its audit line."""
+    from memory_curator import restore as restore_mod
+
+    root = vault_mod.find_root(Path(dropped_file).parent, vault)
+    report.restored(restore_mod.restore(root, dropped_file, state_dir, by, wait), as_json)
+
+
+@cli.command()
+@click.argument("run_id", required=False)
+@click.option("--last", is_flag=True, help="Undo the latest run that was not undone yet.")
+@BY_OPTION
+@WAIT_OPTION
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+def undo(
+    run_id: str | None,
+    last: bool,
+    by: str | None,
+    wait: bool,
+    as_json: bool,
+    vault: str | None,
+    state_dir: str | None,
+) -> None:
+    """Revert one run (a sweep or a person's action) where the vault still holds what it wrote."""
+    from memory_curator import undo as undo_mod
+
+    if (run_id is None) == (not last):
+        raise click.UsageError("give a RUN_ID (see `memory-curator log`) or --last")
+    root = vault_mod.find_root(None, vault)
+    report.undone(undo_mod.undo(root, run_id, state_dir, by, wait), as_json)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(allow_dash=True))
+@click.option("--agent", metavar="ID", help="The agent folder (default: $MEMORY_CURATOR_AGENT, else _inbox/).")
+@click.option("--check", "with_check", is_flag=True, help="Add the verdict a sweep would give.")
+@JSON_OPTION
+@VAULT_OPTION
+def submit(file: str, agent: str | None, with_check: bool, as_json: bool, vault: str | None) -> None:
+    """Validate a candidate (a note, or a JSON payload; - for stdin) and write it atomically
+    into _inbox/<agent>/ under a unique name."""
+    from memory_curator import submit as submit_mod
+
+    root = vault_mod.find_root(None, vault)
+    if file == "-":
+        text, origin = sys.stdin.read(), "<stdin>"
+    else:
+        source = Path(file)
+        if not source.is_file():
+            raise CuratorError(f"{file}: no such file")
+        try:
+            text = source.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            raise CuratorError(f"{file}: not UTF-8 text") from None
+        origin = file
+    report.submitted(submit_mod.submit(root, text, origin, agent, with_check), as_json)
+
+
+@cli.command()
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+def status(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """The inbox backlog, the review queue, recent drops and sweeps, the index and the schedule."""
+    from memory_curator import status as status_mod
+
+    root = vault_mod.find_root(None, vault)
+    report.status(status_mod.gather(root, state_dir), as_json)
+
+
+@cli.command(name="log")
+@click.option("--since", metavar="WHEN", help="Only actions since then: 30m, 12h, 7d, 2w or a date.")
+@click.option("--file", "file", metavar="PATH", help="One note's history (vault path), e.g. facts/x/y.md.")
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+def log_command(since: str | None, file: str | None, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """The decision log: which candidate, which verdict, why, and where it went."""
+    from memory_curator import decision_log
+
+    root = vault_mod.find_root(None, vault)
+    report.decision_log(decision_log.read(root, state_dir, since, file), as_json)
+
+
+
+@cli.command()
+@click.argument("entity_predicate", nargs=-1, metavar="[ENTITY PREDICATE]")
+@click.option("--slug", metavar="S", help="Notes whose title, alias, slug or file name is S (case, accents folded).")
+@click.option("--text", metavar="TEXT", help="The notes closest to TEXT (BM25), scored 0 to 1.")
+@click.option("--date", "day", metavar="YYYY-MM-DD", help="Event notes on this day.")
+@click.option("--limit", default=5, show_default=True, help="How many --text neighbours.")
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+def query(
+    entity_predicate: tuple[str, ...],
+    slug: str | None,
+    text: str | None,
+    day: str | None,
+    limit: int,
+    as_json: bool,
+    vault: str | None,
+    state_dir: str | None,
+) -> None:
+    """Ask the vault's index: the note for ENTITY PREDICATE, a --slug, a --date, or --text neighbours."""
+    from memory_curator import index_querier as index
+    from memory_curator.state import state_dir as state_folder
+
+    asked = [bool(entity_predicate), slug is not None, text is not None, day is not None]
+    if sum(asked) != 1 or len(entity_predicate) not in (0, 2):
+        raise click.UsageError("ask one thing: ENTITY PREDICATE, --slug S, --text TEXT or --date YYYY-MM-DD")
+    root = vault_mod.find_root(None, vault)
+    querier = index.open_querier(root, rules_mod.load_for_vault(root), state_folder(root, state_dir))
+    key = (entity_predicate[0], entity_predicate[1]) if entity_predicate else None
+    data = index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit)
+    if as_json:
+        report.emit_json(data)
+        return
+    for line in index.answer_lines(data):
+        click.echo(line)
+
+
+@cli.group(name="index")
+def index_group() -> None:
+    """The vault's index (a disposable SQLite file in the state directory)."""
+
+
+@index_group.command(name="rebuild")
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+def index_rebuild(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """Build the index from scratch (sweeps refresh it by themselves)."""
+    from memory_curator import index
+    from memory_curator.state import state_dir as state_folder
+
+    root = vault_mod.find_root(None, vault)
+    built = index.Index(root, rules_mod.load_for_vault(root), state_folder(root, state_dir)).rebuild()
+    if as_json:
+        report.emit_json(built.to_json())
+        return
+    click.echo(f"indexed {built.notes} notes in {built.seconds:.1f} s")
+
+
+@index_group.command(name="stats")
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+def index_stats(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """Where the index lives, its size, freshness and the notes it could only read by body (no refresh)."""
+    from memory_curator import index
+    from memory_curator.state import state_dir as state_folder
+
+    root = vault_mod.find_root(None, vault)
+    data = index.current_stats(root, rules_mod.load_for_vault(root), state_folder(root, state_dir))
+    if as_json:
+        report.emit_json(data)
+        return
+    for line in index.stats_lines(data):
+        click.echo(line)
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one error boundary."""

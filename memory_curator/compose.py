@@ -40,7 +40,7 @@ def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
                 continue
         fm[key] = value
     fm["curated_from"] = [provenance(candidate, now)]
-    body = candidate.note.body
+    body = strip_review_mark(candidate.note.body)  # a person promoting a flagged item
     return render(fm, body, candidate.note.newline)
 
 
@@ -64,6 +64,23 @@ def review_text(text: str, reason: str, now: dt.datetime) -> str:
     with contextlib.suppress(NotEditable):
         body = edit_frontmatter(body, _add_review_tag)
     return append_line(body, f"{REVIEW_MARK}{reason} ({iso(now)})")
+
+
+def with_review_tag(text: str) -> str:
+    """`text` tagged `needs-review`; unchanged when the frontmatter cannot be edited safely."""
+    with contextlib.suppress(NotEditable):
+        return edit_frontmatter(text, _add_review_tag)
+    return text
+
+
+def review_bytes(raw: bytes, reason: str, now: dt.datetime) -> bytes:
+    """`review_text` for bytes; a file that is not UTF-8 keeps every byte and gets only the line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        line = f"{REVIEW_MARK}{reason} ({iso(now)})"
+        return append_line(raw.decode("utf-8", "surrogateescape"), line).encode("utf-8", "surrogateescape")
+    return review_text(text, reason, now).encode("utf-8")
 
 
 def _add_review_tag(data: CommentedMap) -> None:
@@ -90,6 +107,11 @@ def _strip_trailing_marks(text: str, mark: str) -> str:
 
 def strip_drop_mark(text: str) -> str:
     return _strip_trailing_marks(text, DROP_MARK)
+
+
+def strip_review_mark(text: str) -> str:
+    """A candidate's body without the uncertainty line an earlier sweep appended."""
+    return _strip_trailing_marks(text, REVIEW_MARK)
 
 
 def has_review_tag(frontmatter: Mapping[str, Any]) -> bool:

@@ -6,26 +6,34 @@ vault knows), `decide` (the verdict), `compose`/`merge` (the new text), `writer`
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import secrets
+import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 from memory_curator import candidate as cand
-from memory_curator import compose, writer
+from memory_curator import compose, merge, writer
 from memory_curator.decide import Decision, JudgeVerdict, decide
-from memory_curator.notes import content_hash
-from memory_curator.querier import FileQuerier, Querier, gather_facts
+from memory_curator.errors import EXIT_OK, CuratorError, UnsafePath
+from memory_curator.index_querier import IndexQuerier
+from memory_curator.notes import content_hash, parse
+from memory_curator.querier import Querier, gather_facts, human_authored
 from memory_curator.result import Action, AgentResult, Failure, Skipped, SweepResult
-from memory_curator.rules import Rules, load_for_vault
+from memory_curator.rules import JudgeSettings, Rules, load_for_vault
 from memory_curator.state import state_dir, sweep_lock, utcnow
 from memory_curator.vault import list_candidates, relpath, safe_join, scope_agents
 
-Judge = Callable[[list[cand.Candidate], Rules, Querier], tuple[dict[str, JudgeVerdict], dict[str, int] | None]]
+T = TypeVar("T")
+Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[], None]]]  # total -> a tick per candidate
+PROGRESS_MIN = 36  # "more than a few dozen" candidates
+Judge = Callable[[list[cand.Candidate], Rules, Querier], tuple[dict[str, JudgeVerdict], dict[str, Any] | None]]
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,11 @@ class Options:
     wait: bool = False
     state_dir: str | None = None
     now: dt.datetime | None = None
+    only: frozenset[str] | None = None  # watch mode: sweep just these inbox paths
+    overdue: frozenset[str] = frozenset()  # watch mode: still changing at the settle ceiling
+    stop: Callable[[], bool] | None = None  # watch mode: a stop was asked; finish the current candidate
+    judge_settings: tuple[tuple[str, str], ...] = ()  # `--judge-set NAME=VALUE` pairs (override env and rules)
+    progress: Progress | None = None  # a bar on a terminal (`report.progress`), for long sweeps only
 
 
 @dataclass
@@ -51,15 +64,41 @@ class Sweep:
     querier: Querier
     reviewed: dict[str, str] = field(default_factory=dict)
     seq: int = 0
+    options: Options = field(default_factory=Options)
+    judge_settings: JudgeSettings = field(default_factory=JudgeSettings)
 
 
 def new_run_id(now: dt.datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
 
 
+class OtherHost(CuratorError):
+    """Not an error: `curator_host` names another machine, so this one leaves the vault alone."""
+
+    exit_code = EXIT_OK
+
+
+def host_refusal(curator_host: str | None, here: str) -> str | None:
+    """The line a sweep prints instead of sweeping on a machine that is not the curator host.
+
+    Names compare case-insensitively and by their first label ('mini' = 'Mini.local').
+    """
+    if not curator_host or _short_host(curator_host) == _short_host(here):
+        return None
+    return f"not the curator host: the rules name {curator_host!r} (curator_host), this is {here!r}; nothing done"
+
+
+def _short_host(name: str) -> str:
+    return name.strip().casefold().split(".")[0]
+
+
 def run(root: Path, scope: Path | None, options: Options = Options(), judge: Judge | None = None) -> SweepResult:
     rules = load_for_vault(root)
+    refusal = None if options.dry_run else host_refusal(rules.settings.curator_host, socket.gethostname())
+    if refusal:
+        raise OtherHost(refusal)
     state = state_dir(root, options.state_dir)
+    judge, judge_settings = _judge_for(rules, state, options, judge)
     now = options.now or utcnow()
     sweep = Sweep(
         root,
@@ -71,22 +110,40 @@ def run(root: Path, scope: Path | None, options: Options = Options(), judge: Jud
         writer.Journal(state / "journal.jsonl"),
         make_querier(root, rules, state),
         _load_reviewed(state),
+        options=options,
+        judge_settings=judge_settings,
     )
     agents = scope_agents(root, scope)
     if options.dry_run:
-        return _sweep(sweep, agents, scope, judge if options.use_judge else None)
+        return _sweep(sweep, agents, scope, judge)
     with sweep_lock(state, wait=options.wait):
         started = time.monotonic()
-        notes = writer.recover(root, sweep.journal)
-        result = _sweep(sweep, agents, scope, judge if options.use_judge else None)
-        _save_reviewed(root, state, sweep.reviewed)
-        _journal_run(sweep, result, time.monotonic() - started)
+        recovery = writer.recover(root, sweep.journal)
+        sweep.reviewed.update(recovery.reviewed)
+        notes = recovery.notes
+        result = _sweep(sweep, agents, scope, judge)
+        try:  # the work is done; a full disk here costs a re-review or a log line, never content
+            _save_reviewed(root, state, sweep.reviewed)
+            _journal_run(sweep, result, time.monotonic() - started)
+        except OSError as exc:
+            notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
     return SweepResult(result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes))
 
 
+def _judge_for(rules: Rules, state: Path, options: Options, given: Judge | None) -> tuple[Judge | None, JudgeSettings]:
+    """The judge this sweep asks (None: inert) and its settings (flag > env > rules > default)."""
+    from memory_curator import judge as judge_mod  # its pydantic models cost ~75 ms: only sweeps pay
+
+    settings = judge_mod.resolve_settings(rules.settings.judge, options.judge_settings)
+    if not options.use_judge or not settings.enabled:
+        return None, settings
+    return given or judge_mod.from_environment(settings, state), settings
+
+
 def make_querier(root: Path, rules: Rules, state: Path) -> Querier:
-    """The querier a sweep asks (the FTS5 index replaces the file querier)."""
-    return FileQuerier(root, rules)
+    """The querier a sweep asks: the vault's index, refreshed on the first question (so an
+    empty inbox never refreshes it)."""
+    return IndexQuerier(root, rules, state)
 
 
 def _journal_run(sweep: Sweep, result: SweepResult, seconds: float) -> None:
@@ -110,16 +167,57 @@ def _journal_run(sweep: Sweep, result: SweepResult, seconds: float) -> None:
 def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, judge: Judge | None) -> SweepResult:
     collected = [(agent, *_collect(sweep, agent, folder)) for agent, folder in agents]
     pending = [c for _, found, _ in collected for c in found]
-    verdicts, judge_stats = judge(pending, sweep.rules, sweep.querier) if judge and pending else ({}, None)
+    verdicts, judge_stats = _ask_judge(sweep, pending, judge)
     results = []
-    for agent, found, skipped in collected:
-        actions, errors = [], []
-        for candidate in found:
-            outcome = _settle(sweep, candidate, verdicts.get(candidate.inbox_path))
-            (actions if isinstance(outcome, Action) else errors).append(outcome)
-        results.append(AgentResult(agent, tuple(actions), tuple(skipped), tuple(errors)))
+    with _progress(sweep, len(pending)) as tick:
+        for agent, found, skipped in collected:
+            actions, errors = [], []
+            for candidate in found:
+                if sweep.options.stop and sweep.options.stop():
+                    break
+                outcome = _settle(sweep, candidate, verdicts.get(candidate.inbox_path))
+                (actions if isinstance(outcome, Action) else errors).append(outcome)
+                tick()
+            results.append(AgentResult(agent, tuple(actions), tuple(skipped), tuple(errors)))
     single = scope is not None and len(agents) == 1 and scope.resolve() != (sweep.root / "_inbox").resolve()
     return SweepResult(sweep.run_id, tuple(results), single, sweep.dry_run, judge_stats)
+
+
+def _progress(sweep: Sweep, total: int) -> contextlib.AbstractContextManager[Callable[[], None]]:
+    if sweep.options.progress is None or total < PROGRESS_MIN:
+        return contextlib.nullcontext(lambda: None)
+    return sweep.options.progress(total)
+
+
+def _ask_judge(
+    sweep: Sweep, pending: list[cand.Candidate], judge: Judge | None
+) -> tuple[dict[str, JudgeVerdict], dict[str, Any] | None]:
+    """Only what the rules left undecided goes to the judge; its answers pass the circuit
+    breaker, and each judged candidate's model, prompt version and raw answer is journalled."""
+    undecided = [c for c in pending if judge is not None and _undecided(sweep, c)]
+    if judge is None or not undecided:
+        return {}, None
+    from memory_curator.judge import guard
+
+    verdicts, stats = guard(*judge(undecided, sweep.rules, sweep.querier), sweep.judge_settings)
+    for candidate in undecided if not sweep.dry_run else []:
+        verdict = verdicts.get(candidate.inbox_path) or JudgeVerdict(failure="no verdict")
+        record = {"event": "judge", "run": sweep.run_id, "inbox": candidate.inbox_path, "inbox_hash": candidate.digest}
+        with contextlib.suppress(OSError):  # an audit record, not needed for recovery
+            sweep.journal.append({**record, **verdict.audit, "failure": verdict.failure})
+    return verdicts, stats
+
+
+def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
+    """Needs review by the rules alone, with a criterion undecided (or a near-duplicate), and no
+    note with its key (patch, contradiction and human-authored cases stay with the rules)."""
+    if candidate.inbox_path in sweep.options.overdue or candidate.note.problem or not candidate.note.text.strip():
+        return False
+    facts = gather_facts(candidate, sweep.querier)
+    if facts.existing is not None:
+        return False
+    decision = decide(candidate, sweep.rules, facts)
+    return decision.verdict == "needs_review" and (facts.near_duplicate or None in decision.criteria.values())
 
 
 def _collect(sweep: Sweep, agent: str, folder: Path) -> tuple[list[cand.Candidate], list[Skipped]]:
@@ -127,26 +225,36 @@ def _collect(sweep: Sweep, agent: str, folder: Path) -> tuple[list[cand.Candidat
     found, skipped = [], []
     settings = sweep.rules.settings
     for item in list_candidates(folder, agent, sweep.root):
+        if sweep.options.only is not None and item.rel not in sweep.options.only:
+            continue
         try:
             stat = item.path.stat()
             raw = item.path.read_bytes()
+            changed = _signature(stat) != _signature(item.path.stat())
         except OSError as exc:
             skipped.append(Skipped(item.rel, f"cannot read: {exc.strerror}"))
+            continue
+        if changed:
+            skipped.append(Skipped(item.rel, "still being written (it changed while it was read)"))
             continue
         if sweep.reviewed.get(item.rel) == content_hash(raw):
             skipped.append(Skipped(item.rel, "needs review (unchanged since it was flagged)"))
             continue
         age = time.time() - stat.st_mtime
-        if age < settings.settle_seconds:
+        if age < settings.settle_seconds and item.rel not in sweep.options.overdue:
             skipped.append(Skipped(item.rel, f"still being written (modified {age:.1f}s ago)"))
             continue
         candidate = cand.build(raw, item.rel, agent, sweep.rules)
         waiting = _still_arriving(candidate, raw, age, settings.settle_ceiling_seconds)
-        if waiting:
+        if waiting and item.rel not in sweep.options.overdue:
             skipped.append(Skipped(item.rel, waiting))
             continue
         found.append(candidate)
     return found, skipped
+
+
+def _signature(stat: os.stat_result) -> tuple[int, int, int]:
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 def _still_arriving(candidate: cand.Candidate, raw: bytes, age: float, ceiling: float) -> str | None:
@@ -157,31 +265,36 @@ def _still_arriving(candidate: cand.Candidate, raw: bytes, age: float, ceiling: 
 
 
 def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> Action | Failure:
-    if not candidate.note.text.strip() and not candidate.note.problem:
+    decision: Decision | None = None
+    if candidate.inbox_path in sweep.options.overdue:
+        ceiling = sweep.rules.settings.settle_ceiling_seconds
+        decision = Decision("needs_review", f"never settled: still changing after the settle ceiling ({ceiling:g}s)")
+    elif not candidate.note.text.strip() and not candidate.note.problem:
         decision = Decision("needs_review", "empty file")
-    else:
-        decision = decide(candidate, sweep.rules, gather_facts(candidate, sweep.querier), verdict)
-    if decision.verdict == "patch":
-        decision = Decision(
-            "needs_review",
-            f"a note with this key exists: {decision.target}",
-            decision.surface,
-            decision.target,
-            criteria=decision.criteria,
-        )
-    try:
+    try:  # reading the vault or writing it may fail: that fails this candidate only; the sweep goes on
+        if decision is None:
+            decision = decide(candidate, sweep.rules, gather_facts(candidate, sweep.querier), verdict)
         return APPLY[decision.verdict](sweep, candidate, decision)
-    except (OSError, writer.Conflict) as exc:
-        return Failure(candidate.inbox_path, _describe(exc))
+    except (OSError, writer.Conflict, UnsafePath) as exc:
+        return Failure(candidate.inbox_path, _describe(exc, (sweep.root / candidate.inbox_path).exists()))
 
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{exc.strerror} ({type(exc).__name__}); left in the inbox"
-    return f"{exc}; left in the inbox"
+def _describe(exc: BaseException, still_there: bool = True) -> str:
+    what = f"{exc.strerror} ({type(exc).__name__})" if isinstance(exc, OSError) and exc.strerror else str(exc)
+    if still_there:
+        return f"{what}; left in the inbox"
+    return f"{what} after the inbox file was removed; the next sweep checks its destination is durable"
 
 
-def _begin(sweep: Sweep, candidate: cand.Candidate, decision: Decision, dest: str | None, after: str | None) -> int:
+def _begin(
+    sweep: Sweep,
+    candidate: cand.Candidate,
+    decision: Decision,
+    dest: str | None,
+    after: str | None,
+    before: str | None = None,
+) -> int:
+    """Journal the action (fsynced) before any of its effects: recovery starts from this."""
     sweep.seq += 1
     sweep.journal.append(
         {
@@ -194,17 +307,22 @@ def _begin(sweep: Sweep, candidate: cand.Candidate, decision: Decision, dest: st
             "reason": decision.reason,
             "rule": decision.rule,
             "dest": dest,
+            "before_hash": before,
             "after_hash": after,
         }
     )
     return sweep.seq
 
 
-def _end(sweep: Sweep, seq: int, ok: bool = True, error: str | None = None) -> None:
-    record = {"event": "end", "run": sweep.run_id, "seq": seq, "ok": ok}
+def _end(sweep: Sweep, seq: int, ok: bool = True, error: str | None = None, dest: str | None = None) -> None:
+    """A lost end record costs nothing: recovery finds the action open and checks the files."""
+    record: dict[str, object] = {"event": "end", "run": sweep.run_id, "seq": seq, "ok": ok}
     if error:
         record["error"] = error
-    sweep.journal.append(record)
+    if dest:
+        record["dest"] = dest
+    with contextlib.suppress(OSError):
+        sweep.journal.append(record)
 
 
 def _journalled(
@@ -213,16 +331,23 @@ def _journalled(
     decision: Decision,
     dest: str | None,
     after: bytes | None,
-    effect: Callable[[], None],
-) -> None:
-    """Run `effect` between a begin and an end record; a failure is journalled and re-raised."""
-    seq = _begin(sweep, candidate, decision, dest, content_hash(after) if after is not None else None)
+    effect: Callable[[], T],
+    before: str | None = None,
+) -> T:
+    """Run `effect` between a begin and an end record; a failure is journalled and re-raised.
+
+    `dest` is where the result goes (a drop's may move on to a suffixed name: `effect` then
+    returns the path it used); `before` is the hash of a durable note being replaced.
+    """
+    keep_inbox_bytes(sweep.state, candidate)
+    seq = _begin(sweep, candidate, decision, dest, content_hash(after) if after is not None else None, before)
     try:
-        effect()
+        done = effect()
     except BaseException as exc:
         _end(sweep, seq, ok=False, error=str(exc))
         raise
-    _end(sweep, seq)
+    _end(sweep, seq, dest=relpath(sweep.root, done) if isinstance(done, Path) else None)
+    return done
 
 
 def _promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
@@ -251,25 +376,25 @@ def _promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Act
 
 def _drop(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
     name = compose.dropped_name(Path(candidate.inbox_path).stem, sweep.now)
-    data = compose.dropped_text(candidate.note.text.encode("utf-8"), decision.reason, sweep.now)
+    data = compose.dropped_text(candidate.raw, decision.reason, sweep.now)
     wanted = safe_join(sweep.root, f"_inbox/.dropped/{candidate.agent}/{name}")
-    dest = writer.free_name(wanted)
-    moved = relpath(sweep.root, dest)
+    moved = relpath(sweep.root, writer.free_name(wanted))
     if not sweep.dry_run:
         inbox = safe_join(sweep.root, candidate.inbox_path)
 
-        def effect() -> None:
-            writer.create(dest, data)
+        def effect() -> Path:
+            placed = writer.create_unique(wanted, data)  # the free name is chosen at the link
             writer.remove(inbox, candidate.digest)
+            return placed
 
-        _journalled(sweep, candidate, decision, moved, data, effect)
+        placed = _journalled(sweep, candidate, decision, relpath(sweep.root, wanted), data, effect)
+        moved = relpath(sweep.root, placed)
     return Action(candidate.inbox_path, "drop", decision.surface, decision.reason, moved_to=moved, rule=decision.rule)
 
 
 def _review(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
-    text = compose.review_text(candidate.note.text, decision.reason, sweep.now)
+    data = compose.review_bytes(candidate.raw, decision.reason, sweep.now)
     if not sweep.dry_run:
-        data = text.encode("utf-8")
         path = safe_join(sweep.root, candidate.inbox_path)
         _journalled(
             sweep,
@@ -291,8 +416,79 @@ def _review(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Acti
     )
 
 
+def _patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+    """Merge into the note (docs/merge.md), compare-and-swap on the note's bytes, then remove
+    the inbox file. The pre-image is kept in the state directory for `undo`."""
+    assert decision.target is not None
+    old = _note_bytes(sweep, decision.target)
+    try:
+        text = old.decode("utf-8")
+    except UnicodeDecodeError:
+        return _unpatched(sweep, candidate, decision, "the note is not UTF-8 text")
+    if human_authored(decision.target, parse(text), sweep.rules):  # never modified (design §3)
+        why = f"matches human-authored {decision.target}"
+        return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
+    merged = merge.merge(text, candidate, sweep.now)
+    if merged.refused or not merged.changed:
+        return _unpatched(sweep, candidate, decision, merged.refused or "it adds nothing", merged.contradiction)
+    data = merged.text.encode("utf-8")
+    if not sweep.dry_run:
+        before = save_preimage(sweep.state, old)
+        dest = safe_join(sweep.root, decision.target)
+        inbox = safe_join(sweep.root, candidate.inbox_path)
+
+        def effect() -> None:
+            writer.replace(dest, data, before)
+            writer.remove(inbox, candidate.digest)
+
+        _journalled(sweep, candidate, decision, decision.target, data, effect, before=before)
+    sweep.querier.stage(decision.target, merged.text)
+    diff = merge.note_diff(decision.target, text, merged.text) if sweep.dry_run else None
+    return Action(
+        candidate.inbox_path,
+        "patch",
+        decision.surface,
+        decision.reason,
+        target_path=decision.target,
+        criteria=decision.criteria,
+        diff=diff,
+    )
+
+
+def _note_bytes(sweep: Sweep, rel: str) -> bytes:
+    """The note as it is on disk; in a dry run, as this sweep would have left it."""
+    if sweep.dry_run:
+        staged = sweep.querier.note_at(rel)
+        if staged is not None:
+            return staged.text.encode("utf-8")
+    return safe_join(sweep.root, rel).read_bytes()
+
+
+def _unpatched(sweep: Sweep, candidate: cand.Candidate, decision: Decision, why: str, flag: bool = False) -> Action:
+    reason = f"cannot patch {decision.target}: {why}"
+    return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=reason, contradiction=flag))
+
+
+def save_preimage(state: Path, data: bytes) -> str:
+    """Keep a note's bytes before a patch at `<state>/preimages/<sha256 hex>` (written
+    atomically, never overwritten) so `undo` can restore them; returns their hash."""
+    digest = content_hash(data)
+    path = state / "preimages" / digest.removeprefix("sha256:")
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):
+            writer.create(path, data)
+    return digest
+
+
+def keep_inbox_bytes(state: Path, candidate: cand.Candidate) -> None:
+    """The candidate's bytes as they were decided, in the same store, so `undo` can put the
+    exact original back in the inbox."""
+    save_preimage(state, candidate.raw)
+
+
 APPLY: dict[str, Callable[[Sweep, cand.Candidate, Decision], Action]] = {
     "promote": _promote,
+    "patch": _patch,
     "drop": _drop,
     "needs_review": _review,
 }
@@ -304,6 +500,17 @@ def _load_reviewed(state: Path) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def hold_for_review(root: Path, state: Path, items: dict[str, str]) -> None:
+    """Inbox items a person put back (restore, undo): later sweeps leave each one alone
+    until its bytes change, like an item a sweep flagged."""
+    _save_reviewed(root, state, {**_load_reviewed(state), **items})
+
+
+def held_for_review(state: Path) -> dict[str, str]:
+    """Inbox path -> the hash a sweep (or a person's restore/undo) left it with."""
+    return _load_reviewed(state)
 
 
 def _save_reviewed(root: Path, state: Path, reviewed: dict[str, str]) -> None:
