@@ -10,8 +10,9 @@ import os
 import click
 from click.testing import CliRunner
 
-from conftest import REPO
 from memory_curator.cli import cli
+
+from conftest import REPO
 
 HEADER = "# Command line\n\nGenerated from `--help` (a test keeps it exact). Exit codes: 0 done, 1 configuration or\nrules error, 2 usage error, 75 another sweep holds the lock.\n"
 
