@@ -14,7 +14,10 @@ from memory_curator.cli import cli
 
 from conftest import REPO
 
-HEADER = "# Command line\n\nGenerated from `--help` (a test keeps it exact). Exit codes: 0 done, 1 configuration or\nrules error, 2 usage error, 75 another sweep holds the lock.\n"
+HEADER = (
+    "# Command line\n\nGenerated from `--help` (a test keeps it exact). Exit codes: 0 done, 1 configuration or\n"
+    "rules error, 2 usage error, 75 another sweep holds the lock.\n"
+)
 
 
 def commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
