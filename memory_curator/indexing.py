@@ -21,8 +21,7 @@ from typing import Any
 
 from memory_curator.candidate import infer_surface, target_path
 from memory_curator.merge import norm_text
-from memory_curator.notes import _CODE as CODE_SPANS
-from memory_curator.notes import as_list, content_hash, frontmatter_tags, parse
+from memory_curator.notes import as_list, content_hash, frontmatter_tags, parse, strip_code
 from memory_curator.rules import Rules, Surface
 from memory_curator.vault import nfc, slugify
 
@@ -176,7 +175,7 @@ def _hash(folded: str) -> str | None:
 
 def tags_and_links(body: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Inline #tags and [[wikilinks]] outside code, as `notes` reads them."""
-    text = CODE_SPANS.sub(" ", body) if "`" in body or "~~~" in body else body
+    text = strip_code(body)
     tags: dict[str, None] = {}
     if "#" in text:
         for match in _TAG.finditer(text):

@@ -164,9 +164,14 @@ def frontmatter_tags(frontmatter: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def strip_code(body: str) -> str:
+    """The body with code blocks and spans blanked: tags and links inside code do not count."""
+    return _CODE.sub(" ", body) if "`" in body or "~~~" in body else body
+
+
 def inline_tags(body: str) -> list[str]:
     """Obsidian `#tags` in the body, outside code; purely numeric tags do not count."""
-    text = _CODE.sub(" ", body)
+    text = strip_code(body)
     found: list[str] = []
     for match in _INLINE_TAG.finditer(text):
         tag = match.group(1).lower()
@@ -181,7 +186,7 @@ def all_tags(note: Note) -> list[str]:
 
 
 def wikilinks(body: str) -> list[str]:
-    text = _CODE.sub(" ", body)
+    text = strip_code(body)
     return list(dict.fromkeys(m.group(1).strip() for m in _WIKILINK.finditer(text) if m.group(1).strip()))
 
 

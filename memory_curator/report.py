@@ -40,7 +40,7 @@ def sweep(result: SweepResult, as_json: bool) -> None:
         return
     console = stdout()
     for note in result.notes:
-        console.print(f"[dim]recovered:[/] {escape(note)}")
+        console.print(f"[dim]note:[/] {escape(note)}")
     table = Table(show_edge=False, header_style="bold")
     for column in ("candidate", "verdict", "where", "why"):
         table.add_column(column, overflow="fold")
@@ -119,7 +119,7 @@ def watch(item: Any, as_json: bool) -> None:
     if not item.worth_reporting:
         return
     for note in item.result.notes:
-        line(f"[dim]recovered:[/] {escape(note)}")
+        line(f"[dim]note:[/] {escape(note)}")
     for agent in item.result.agents:
         for action in agent.actions:
             where = action.moved_to or action.target_path
