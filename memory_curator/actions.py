@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_curator import candidate as cand
-from memory_curator import merge, sweep, writer
+from memory_curator import merge, stores, sweep, writer
 from memory_curator.decide import Decision
 from memory_curator.errors import CuratorError
 from memory_curator.notes import NotEditable, content_hash, edit_frontmatter
@@ -206,7 +206,7 @@ class Desk:
         except NotEditable as exc:
             raise CuratorError(f"{candidate.inbox_path}: {exc}; fix it first (review: e to edit)") from None
         built = cand.build(text, candidate.inbox_path, candidate.agent, self.rules)
-        sweep.save_preimage(self.state, raw)  # what `undo` puts back in the inbox
+        stores.save_preimage(self.state, raw)  # what `undo` puts back in the inbox
         return dataclasses.replace(built, digest=content_hash(raw))
 
     def _check_merge(self, candidate: cand.Candidate, note: str, run: sweep.Sweep) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator import compose, sweep, writer
+from memory_curator import compose, stores, sweep, writer
 from memory_curator.actions import journalled, locked, person, vault_file
 from memory_curator.decision_log import entries
 from memory_curator.errors import CuratorError
@@ -64,7 +64,7 @@ def restore(
             "after_hash": content_hash(data),
         }
 
-        sweep.save_preimage(state, raw)  # so `undo` can put the dropped copy back
+        stores.save_preimage(state, raw)  # so `undo` can put the dropped copy back
 
         def effect() -> None:
             writer.create(dest, data)
@@ -78,7 +78,7 @@ def restore(
             raise CuratorError(f"{rel} changed while it was being restored; check {target}") from None
         except OSError as exc:
             raise CuratorError(f"{rel}: cannot restore: {exc.strerror or exc}; check {target}") from None
-        sweep.hold_for_review(root, state, {target: content_hash(data)})
+        stores.hold_for_review(root, state, {target: content_hash(data)})
     return Restored(rel, target, run_id)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator import compose, sweep, writer
+from memory_curator import compose, stores, writer
 from memory_curator.decision_log import Entry, entries, parse_time
 from memory_curator.errors import CuratorError
 from memory_curator.notes import content_hash, parse
@@ -49,7 +49,7 @@ class InboxItem:
 
 def scan_inbox(root: Path, state: Path, agent: str | None = None) -> list[InboxItem]:
     """Every candidate file in the inbox (or one agent folder), oldest first."""
-    held = sweep.held_for_review(state)
+    held = stores.load_ledger(state)
     items = []
     for name, folder in agent_dirs(root):
         if agent is not None and name != agent:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import os
 import secrets
 import socket
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_curator import candidate as cand
-from memory_curator import compose, merge, writer
+from memory_curator import compose, merge, stores, writer
 from memory_curator.decide import Decision, JudgeVerdict, decide
 from memory_curator.errors import EXIT_OK, CuratorError, UnsafePath
 from memory_curator.index_querier import IndexQuerier
@@ -109,7 +108,7 @@ def run(root: Path, scope: Path | None, options: Options = Options(), judge: Jud
         options.dry_run,
         writer.Journal(state / "journal.jsonl"),
         make_querier(root, rules, state),
-        _load_reviewed(state),
+        stores.load_ledger(state),
         options=options,
         judge_settings=judge_settings,
     )
@@ -123,7 +122,7 @@ def run(root: Path, scope: Path | None, options: Options = Options(), judge: Jud
         notes = recovery.notes
         result = _sweep(sweep, agents, scope, judge)
         try:  # the work is done; a full disk here costs a re-review or a log line, never content
-            _save_reviewed(root, state, sweep.reviewed)
+            stores.save_ledger(root, state, sweep.reviewed)
             _journal_run(sweep, result, time.monotonic() - started)
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
@@ -433,7 +432,7 @@ def _patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Actio
         return _unpatched(sweep, candidate, decision, merged.refused or "it adds nothing", merged.contradiction)
     data = merged.text.encode("utf-8")
     if not sweep.dry_run:
-        before = save_preimage(sweep.state, old)
+        before = stores.save_preimage(sweep.state, old)
         dest = safe_join(sweep.root, decision.target)
         inbox = safe_join(sweep.root, candidate.inbox_path)
 
@@ -469,21 +468,10 @@ def _unpatched(sweep: Sweep, candidate: cand.Candidate, decision: Decision, why:
     return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=reason, contradiction=flag))
 
 
-def save_preimage(state: Path, data: bytes) -> str:
-    """Keep a note's bytes before a patch at `<state>/preimages/<sha256 hex>` (written
-    atomically, never overwritten) so `undo` can restore them; returns their hash."""
-    digest = content_hash(data)
-    path = state / "preimages" / digest.removeprefix("sha256:")
-    if not path.exists():
-        with contextlib.suppress(FileExistsError):
-            writer.create(path, data)
-    return digest
-
-
 def keep_inbox_bytes(state: Path, candidate: cand.Candidate) -> None:
     """The candidate's bytes as they were decided, in the same store, so `undo` can put the
     exact original back in the inbox."""
-    save_preimage(state, candidate.raw)
+    stores.save_preimage(state, candidate.raw)
 
 
 APPLY: dict[str, Callable[[Sweep, cand.Candidate, Decision], Action]] = {
@@ -492,30 +480,3 @@ APPLY: dict[str, Callable[[Sweep, cand.Candidate, Decision], Action]] = {
     "drop": _drop,
     "needs_review": _review,
 }
-
-
-def _load_reviewed(state: Path) -> dict[str, str]:
-    try:
-        data = json.loads((state / "reviewed.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def hold_for_review(root: Path, state: Path, items: dict[str, str]) -> None:
-    """Inbox items a person put back (restore, undo): later sweeps leave each one alone
-    until its bytes change, like an item a sweep flagged."""
-    _save_reviewed(root, state, {**_load_reviewed(state), **items})
-
-
-def held_for_review(state: Path) -> dict[str, str]:
-    """Inbox path -> the hash a sweep (or a person's restore/undo) left it with."""
-    return _load_reviewed(state)
-
-
-def _save_reviewed(root: Path, state: Path, reviewed: dict[str, str]) -> None:
-    """Forget items that left the inbox; write the rest atomically (state, not vault)."""
-    kept = {k: v for k, v in reviewed.items() if (root / k).is_file()}
-    temp = state / "reviewed.json.tmp"
-    temp.write_text(json.dumps(kept, sort_keys=True), encoding="utf-8")
-    os.replace(temp, state / "reviewed.json")

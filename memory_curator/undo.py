@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator import compose, sweep, writer
+from memory_curator import compose, stores, sweep, writer
 from memory_curator.actions import journalled, locked, person
 from memory_curator.decision_log import Entry, entries
 from memory_curator.errors import CuratorError
@@ -100,7 +100,7 @@ def undo(
             outcomes.append(_undo_one(root, state, journal, entry, own, seq, who))
         held = {o.inbox_path: h for o, h in _held(root, outcomes) if o.inbox_path}
         if held:
-            sweep.hold_for_review(root, state, held)
+            stores.hold_for_review(root, state, held)
         journal.append(
             {"event": "undo", "run": own, "undoes": target, "undone": sum(1 for o in outcomes if not o.left)}
         )

@@ -1,0 +1,48 @@
+"""Two small stores in the state directory that sweeps, `undo` and `restore` share.
+
+- preimages: content-addressed bytes of every candidate acted on and of every note before a
+  patch, so `undo` and `restore` can put exact bytes back;
+- the needs-review ledger: inbox path -> the hash a sweep (or a person's restore/undo) left
+  the item with; later sweeps skip an item until its bytes change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+from memory_curator import writer
+from memory_curator.notes import content_hash
+
+LEDGER = "reviewed.json"
+
+
+def save_preimage(state: Path, data: bytes) -> str:
+    """Keep `data` at `<state>/preimages/<sha256 hex>` (atomic, never overwritten); returns its hash."""
+    digest = content_hash(data)
+    path = state / "preimages" / digest.removeprefix("sha256:")
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):
+            writer.create(path, data)
+    return digest
+
+
+def load_ledger(state: Path) -> dict[str, str]:
+    try:
+        data = json.loads((state / LEDGER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def save_ledger(root: Path, state: Path, reviewed: dict[str, str]) -> None:
+    """Forget items that left the inbox; write the rest atomically."""
+    kept = {k: v for k, v in reviewed.items() if (root / k).is_file()}
+    writer.write_state_file(state / LEDGER, json.dumps(kept, sort_keys=True).encode("utf-8"))
+
+
+def hold_for_review(root: Path, state: Path, items: dict[str, str]) -> None:
+    """Inbox items a person put back (restore, undo): later sweeps leave each one alone
+    until its bytes change, like an item a sweep flagged."""
+    save_ledger(root, state, {**load_ledger(state), **items})
