@@ -196,7 +196,7 @@ def _ask_judge(
     undecided = [c for c in pending if judge is not None and _undecided(sweep, c)]
     if judge is None or not undecided:
         return {}, None
-    from memory_curator.judge import guard
+    from memory_curator.judge_prompt import guard
 
     verdicts, stats = guard(*judge(undecided, sweep.rules, sweep.querier), sweep.judge_settings)
     for candidate in undecided if not sweep.dry_run else []:
