@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator import writer
 from memory_curator.errors import CuratorError
 from memory_curator.indexing import Layout, Row, describe, tokens
 from memory_curator.rules import Rules
@@ -151,6 +150,14 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _remove_database(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
@@ -258,7 +265,7 @@ class Index:
             _remove_database(temp)
             raise
         conn.close()
-        writer.fsync_file(temp)  # on disk before it is renamed into place: a power cut cannot leave holes
+        _fsync(temp)  # on disk before it is renamed into place: a power cut cannot leave holes
         self.conn.close()
         for suffix in ("-wal", "-shm", "-journal"):  # the old file's: never replayed into the new one
             with contextlib.suppress(FileNotFoundError):
