@@ -10,7 +10,7 @@ visible to later candidates.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -127,12 +127,13 @@ class FileQuerier:
         self.overlay[rel] = text
 
 
-def gather_facts(candidate: Candidate, querier: Querier, settings: Settings | None = None) -> Facts:
+def gather_facts(
+    candidate: Candidate, querier: Querier, settings: Settings | None = None, neighbours: bool = True
+) -> Facts:
     """Ask the querier everything the rules may name about this candidate.
 
-    Neighbours (the costly question) are asked only when novelty is still open: no note with
-    the key, no exact duplicate, a surface, and frontmatter that parses. `settings` (default:
-    the querier's rules) gives their number and the near-duplicate score.
+    `neighbours=False` leaves out the costly similarity question (see `with_neighbours`);
+    no drop rule can name it, so a sweep asks it only of candidates that are not dropped.
     """
     existing = querier.note_at(candidate.target) if candidate.target else None
     comparison = None
@@ -141,20 +142,27 @@ def gather_facts(candidate: Candidate, querier: Querier, settings: Settings | No
     duplicate = querier.duplicate_of(candidate)
     if existing is not None and duplicate == existing.path:
         duplicate = None
-    neighbours: tuple[Neighbour, ...] = ()
-    if settings is None:
-        rules = getattr(querier, "rules", None)
-        settings = rules.settings if isinstance(rules, Rules) else Settings()
-    if existing is None and duplicate is None and candidate.surface is not None and not candidate.note.problem:
-        neighbours = tuple(querier.neighbours(candidate, settings.neighbours))
-    return Facts(
+    facts = Facts(
         exact_key_exists=existing is not None,
         known_unchanged=comparison is not None and not comparison.additions,
         exact_duplicate=duplicate is not None,
-        near_duplicate=any(n.score >= settings.near_duplicate_score for n in neighbours),
         links_to_durable_note=querier.links_to_durable(wikilinks(candidate.note.body)),
         existing=existing,
         comparison=comparison,
         duplicate_of=duplicate,
-        neighbours=neighbours,
     )
+    return with_neighbours(facts, candidate, querier, settings) if neighbours else facts
+
+
+def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settings: Settings | None = None) -> Facts:
+    """Add the nearest notes and `near_duplicate`, asked only while novelty is still open: no
+    note with the key, no exact duplicate, a surface, and frontmatter that parses. `settings`
+    (default: the querier's rules) gives their number and the near-duplicate score."""
+    if facts.existing is not None or facts.duplicate_of or candidate.surface is None or candidate.note.problem:
+        return facts
+    if settings is None:
+        rules = getattr(querier, "rules", None)
+        settings = rules.settings if isinstance(rules, Rules) else Settings()
+    found = tuple(querier.neighbours(candidate, settings.neighbours))
+    near = any(n.score >= settings.near_duplicate_score for n in found)
+    return replace(facts, neighbours=found, near_duplicate=near)

@@ -23,7 +23,7 @@ from memory_curator.decide import Decision, JudgeVerdict, decide
 from memory_curator.errors import EXIT_OK, CuratorError, UnsafePath
 from memory_curator.index_querier import IndexQuerier
 from memory_curator.notes import content_hash, parse
-from memory_curator.querier import Querier, gather_facts, human_authored
+from memory_curator.querier import Facts, Querier, gather_facts, human_authored, with_neighbours
 from memory_curator.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.rules import JudgeSettings, Rules, load_for_vault
 from memory_curator.state import state_dir, sweep_lock, utcnow
@@ -212,10 +212,9 @@ def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
     note with its key (patch, contradiction and human-authored cases stay with the rules)."""
     if candidate.inbox_path in sweep.options.overdue or candidate.note.problem or not candidate.note.text.strip():
         return False
-    facts = gather_facts(candidate, sweep.querier)
+    facts, decision = _decide(sweep, candidate, None)
     if facts.existing is not None:
         return False
-    decision = decide(candidate, sweep.rules, facts)
     return decision.verdict == "needs_review" and (facts.near_duplicate or None in decision.criteria.values())
 
 
@@ -272,10 +271,20 @@ def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | Non
         decision = Decision("needs_review", "empty file")
     try:  # reading the vault or writing it may fail: that fails this candidate only; the sweep goes on
         if decision is None:
-            decision = decide(candidate, sweep.rules, gather_facts(candidate, sweep.querier), verdict)
+            _, decision = _decide(sweep, candidate, verdict)
         return APPLY[decision.verdict](sweep, candidate, decision)
     except (OSError, writer.Conflict, UnsafePath) as exc:
         return Failure(candidate.inbox_path, _describe(exc, (sweep.root / candidate.inbox_path).exists()))
+
+
+def _decide(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> tuple[Facts, Decision]:
+    """Similarity is asked only of candidates no drop rule takes (no drop rule may name it)."""
+    facts = gather_facts(candidate, sweep.querier, neighbours=False)
+    decision = decide(candidate, sweep.rules, facts, verdict)
+    if decision.verdict != "drop":
+        facts = with_neighbours(facts, candidate, sweep.querier)
+        decision = decide(candidate, sweep.rules, facts, verdict)
+    return facts, decision
 
 
 def _describe(exc: BaseException, still_there: bool = True) -> str:

@@ -479,3 +479,24 @@ def test_query_and_index_commands(vault: Path, tmp_path: Path, invoke: Callable[
     assert stats["path"] == str(Path(state) / "index.sqlite3") and stats["surfaces"]["facts"] == 1
     assert [p["path"] for p in stats["problems"]] == ["notes/broken.md"]
     assert "read by body only: notes/broken.md" in invoke("index", "stats", *common).output
+
+
+def test_similarity_is_not_asked_of_candidates_a_drop_rule_takes(vault: Path, invoke, write_candidate, monkeypatch):
+    from memory_curator.index_querier import IndexQuerier
+
+    asked: list[str] = []
+    real = IndexQuerier.neighbours
+
+    def spy(self, candidate, k):  # type: ignore[no-untyped-def]
+        asked.append(candidate.inbox_path)
+        return real(self, candidate, k)
+
+    monkeypatch.setattr(IndexQuerier, "neighbours", spy)
+    unsourced = "---\ntype: fact\nentity: wobblium\npredicate: colour\nvalue: teal\nconfidence: 1\n---\nrumour\n"
+    sourced = unsourced.replace("confidence: 1", "confidence: 2\nsource_url: https://example.com/wobblium")
+    write_candidate(vault, "dropped.md", unsourced, agent="spy")
+    write_candidate(vault, "kept.md", sourced.replace("colour", "weight"), agent="spy")
+    out = json.loads(invoke("run", "_inbox/spy", "--vault", str(vault), "--json").output)
+    verdicts = {a["inbox_path"]: a["verdict"] for a in out["actions"]}
+    assert verdicts == {"_inbox/spy/dropped.md": "drop", "_inbox/spy/kept.md": "promote"}
+    assert asked == ["_inbox/spy/kept.md"]
