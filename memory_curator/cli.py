@@ -431,7 +431,6 @@ def log_command(since: str | None, file: str | None, as_json: bool, vault: str |
     report.decision_log(decision_log.read(root, state_dir, since, file), as_json)
 
 
-
 @cli.command()
 @click.argument("entity_predicate", nargs=-1, metavar="[ENTITY PREDICATE]")
 @click.option("--slug", metavar="S", help="Notes whose title, alias, slug or file name is S (case, accents folded).")
@@ -453,13 +452,11 @@ def query(
 ) -> None:
     """Ask the vault's index: the note for ENTITY PREDICATE, a --slug, a --date, or --text neighbours."""
     from memory_curator import index_querier as index
-    from memory_curator.state import state_dir as state_folder
 
     asked = [bool(entity_predicate), slug is not None, text is not None, day is not None]
     if sum(asked) != 1 or len(entity_predicate) not in (0, 2):
         raise click.UsageError("ask one thing: ENTITY PREDICATE, --slug S, --text TEXT or --date YYYY-MM-DD")
-    root = vault_mod.find_root(None, vault)
-    querier = index.open_querier(root, rules_mod.load_for_vault(root), state_folder(root, state_dir))
+    querier = index.open_querier(*_index_context(vault, state_dir))
     key = (entity_predicate[0], entity_predicate[1]) if entity_predicate else None
     data = index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit)
     if as_json:
@@ -467,6 +464,14 @@ def query(
         return
     for line in index.answer_lines(data):
         click.echo(line)
+
+
+def _index_context(vault: str | None, state_dir: str | None) -> tuple[Path, rules_mod.Rules, Path]:
+    """The vault, its rules and its state folder: what every index command opens."""
+    from memory_curator.state import state_dir as state_folder
+
+    root = vault_mod.find_root(None, vault)
+    return root, rules_mod.load_for_vault(root), state_folder(root, state_dir)
 
 
 @cli.group(name="index")
@@ -481,10 +486,8 @@ def index_group() -> None:
 def index_rebuild(as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Build the index from scratch (sweeps refresh it by themselves)."""
     from memory_curator import index
-    from memory_curator.state import state_dir as state_folder
 
-    root = vault_mod.find_root(None, vault)
-    built = index.Index(root, rules_mod.load_for_vault(root), state_folder(root, state_dir)).rebuild()
+    built = index.Index(*_index_context(vault, state_dir)).rebuild()
     if as_json:
         report.emit_json(built.to_json())
         return
@@ -498,15 +501,14 @@ def index_rebuild(as_json: bool, vault: str | None, state_dir: str | None) -> No
 def index_stats(as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Where the index lives, its size, freshness and the notes it could only read by body (no refresh)."""
     from memory_curator import index
-    from memory_curator.state import state_dir as state_folder
 
-    root = vault_mod.find_root(None, vault)
-    data = index.current_stats(root, rules_mod.load_for_vault(root), state_folder(root, state_dir))
+    data = index.current_stats(*_index_context(vault, state_dir))
     if as_json:
         report.emit_json(data)
         return
     for line in index.stats_lines(data):
         click.echo(line)
+
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one error boundary."""

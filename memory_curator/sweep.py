@@ -358,6 +358,24 @@ def _journalled(
     return done
 
 
+def _action(
+    candidate: cand.Candidate, decision: Decision, moved_to: str | None = None, diff: str | None = None
+) -> Action:
+    """What was done, as the decision said it (the JSON shows only the keys each verdict has)."""
+    return Action(
+        candidate.inbox_path,
+        decision.verdict,
+        decision.surface,
+        decision.reason,
+        target_path=decision.target,
+        criteria=decision.criteria,
+        rule=decision.rule,
+        contradiction=decision.contradiction,
+        moved_to=moved_to,
+        diff=diff,
+    )
+
+
 def _promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
     assert decision.target is not None
     text = compose.promoted_text(candidate, sweep.now)
@@ -372,14 +390,7 @@ def _promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Act
 
         _journalled(sweep, candidate, decision, decision.target, data, effect)
     sweep.querier.stage(decision.target, text)
-    return Action(
-        candidate.inbox_path,
-        "promote",
-        decision.surface,
-        decision.reason,
-        target_path=decision.target,
-        criteria=decision.criteria,
-    )
+    return _action(candidate, decision)
 
 
 def _drop(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
@@ -397,7 +408,7 @@ def _drop(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action
 
         placed = _journalled(sweep, candidate, decision, relpath(sweep.root, wanted), data, effect)
         moved = relpath(sweep.root, placed)
-    return Action(candidate.inbox_path, "drop", decision.surface, decision.reason, moved_to=moved, rule=decision.rule)
+    return _action(candidate, decision, moved_to=moved)
 
 
 def _review(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
@@ -413,15 +424,7 @@ def _review(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Acti
             lambda: writer.replace(path, data, candidate.digest),
         )
         sweep.reviewed[candidate.inbox_path] = content_hash(data)
-    return Action(
-        candidate.inbox_path,
-        "needs_review",
-        decision.surface,
-        decision.reason,
-        target_path=decision.target,
-        criteria=decision.criteria,
-        contradiction=decision.contradiction,
-    )
+    return _action(candidate, decision)
 
 
 def _patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
@@ -452,15 +455,7 @@ def _patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Actio
         _journalled(sweep, candidate, decision, decision.target, data, effect, before=before)
     sweep.querier.stage(decision.target, merged.text)
     diff = merge.note_diff(decision.target, text, merged.text) if sweep.dry_run else None
-    return Action(
-        candidate.inbox_path,
-        "patch",
-        decision.surface,
-        decision.reason,
-        target_path=decision.target,
-        criteria=decision.criteria,
-        diff=diff,
-    )
+    return _action(candidate, decision, diff=diff)
 
 
 def _note_bytes(sweep: Sweep, rel: str) -> bytes:
