@@ -9,9 +9,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
 
 from memory_curator.candidate import Candidate
-from memory_curator.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render
+from memory_curator.conditions import is_present
+from memory_curator.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
 from memory_curator.state import iso
 from memory_curator.vault import slugify
 
@@ -29,19 +31,36 @@ def provenance(candidate: Candidate, now: dt.datetime) -> dict[str, Any]:
     return entry
 
 
+PROMOTE_OWNS = ("tags", "curated_from")  # the only keys a promote may change (docs/merge.md)
+
+
 def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
-    """A new durable note in Obsidian's Properties style, recording where it came from."""
-    fm: dict[str, Any] = {}
-    for key, value in candidate.frontmatter.items():
-        if key == "tags":
-            tags = [norm_tag(t) for t in (value if isinstance(value, list) else str(value).replace(",", " ").split())]
-            value = [t for t in dict.fromkeys(tags) if t and t != REVIEW_TAG]
-            if not value:
-                continue
-        fm[key] = value
-    fm["curated_from"] = [provenance(candidate, now)]
-    body = strip_review_mark(candidate.note.body)  # a person promoting a flagged item
-    return render(fm, body, candidate.note.newline)
+    """The candidate's own text as a durable note: every key keeps its bytes but the ones a
+    promote owns (tags without `#` or `needs-review`; `curated_from` added), body unchanged."""
+    text = strip_review_mark(candidate.note.text)  # a person promoting a flagged item
+
+    def own(data: CommentedMap) -> None:
+        tags = data.get("tags")
+        written = [str(t) for t in tags] if isinstance(tags, list) else None
+        if is_present(tags) and _clean_tags(tags) != written:
+            data["tags"] = CommentedSeq(_clean_tags(tags))
+            if not data["tags"]:
+                del data["tags"]
+        data["curated_from"] = CommentedSeq([CommentedMap(provenance(candidate, now))])
+
+    try:
+        return edit_frontmatter(text, own)
+    except (NotEditable, YAMLError):  # what PyYAML reads and ruamel cannot round-trip
+        fm = {k: v for k, v in spelled(candidate.note).items() if k not in PROMOTE_OWNS}
+        tags = _clean_tags(candidate.frontmatter.get("tags"))
+        fm.update({"tags": tags} if tags else {})
+        fm["curated_from"] = [provenance(candidate, now)]
+        return render(fm, strip_review_mark(candidate.note.body), candidate.note.newline)
+
+
+def _clean_tags(value: Any) -> list[str]:
+    tags = [norm_tag(t) for t in (value if isinstance(value, list) else str(value or "").replace(",", " ").split())]
+    return [t for t in dict.fromkeys(tags) if t and t != REVIEW_TAG]
 
 
 def dropped_name(stem: str, now: dt.datetime) -> str:

@@ -19,7 +19,7 @@ from ruamel.yaml.error import YAMLError
 
 from memory_curator.candidate import Candidate
 from memory_curator.compose import provenance, strip_review_mark
-from memory_curator.notes import Note, NotEditable, all_tags, as_list, edit_frontmatter, norm_tag, parse, plain
+from memory_curator.notes import Note, NotEditable, all_tags, as_list, edit_frontmatter, norm_tag, parse, plain, spelled
 
 SET_FIELDS = ("participants", "aliases", "roles")
 IGNORED_TAGS = {"needs-review"}
@@ -251,6 +251,7 @@ class _Edit:
 
     def __init__(self, candidate: Candidate, comparison: Comparison, note_fm: Mapping[str, Any], ids: set[str]):
         self.cand = candidate.frontmatter
+        self.spelled = spelled(candidate.note)  # what is written: each value as the candidate spelled it
         self.candidate = candidate
         self.comparison = comparison
         self.note_fm = note_fm
@@ -282,10 +283,10 @@ class _Edit:
         cmp = self.comparison
         if not cmp.value_changed:
             return  # agreeing: the note's time stays the time its value was first observed
-        new = self.cand["value"]
+        new = self.spelled["value"]
         if _blank(data.get("value")):
             _put(data, "value", new)
-            for key, moment in _pick(self.cand, TIME_KEYS).items():
+            for key, moment in _pick(self.spelled, TIME_KEYS).items():
                 if _blank(data.get(key)):
                     _put(data, key, moment)
             self.summary.append(f"value {new}")
@@ -293,12 +294,12 @@ class _Edit:
             old = {k: data[k] for k in VALUE_GROUP if k in data}
             _add_history(data, old)
             data["value"] = new
-            _replace_keys(data, TIME_KEYS, _pick(self.cand, TIME_KEYS))
-            _replace_keys(data, ("confidence",), _pick(self.cand, ("confidence",)))
-            _replace_keys(data, SOURCE_KEYS, _pick(self.cand, SOURCE_KEYS))
+            _replace_keys(data, TIME_KEYS, _pick(self.spelled, TIME_KEYS))
+            _replace_keys(data, ("confidence",), _pick(self.spelled, ("confidence",)))
+            _replace_keys(data, SOURCE_KEYS, _pick(self.spelled, SOURCE_KEYS))
             self.summary.append(f"value {old['value']} -> {new} (the old value kept in history)")
         else:
-            _add_history(data, _pick(self.cand, VALUE_GROUP))
+            _add_history(data, _pick(self.spelled, VALUE_GROUP))
             self.summary.append(f"older value {new} kept in history")
 
     def _sources(self, data: CommentedMap) -> None:
@@ -327,7 +328,7 @@ class _Edit:
 
     def _history(self, data: CommentedMap) -> None:
         """History a candidate carries (a note copied back into the inbox) is unioned in."""
-        for entry in as_list(self.cand.get("history")):
+        for entry in as_list(self.spelled.get("history")):
             if not isinstance(entry, Mapping) or _blank(entry.get("value")):
                 continue
             if not _blank(data.get("value")) and norm_text(entry["value"]) == norm_text(data["value"]):
@@ -351,11 +352,11 @@ class _Edit:
     def _confidence(self, data: CommentedMap) -> None:
         if self.value_moves:
             return
-        mine, theirs = self.cand.get("confidence"), data.get("confidence")
+        mine, theirs = self.cand.get("confidence"), plain(data.get("confidence"))
         if not _number(mine) or (theirs is not None and not _number(theirs)):
             return
         if theirs is None or mine > theirs:
-            _put(data, "confidence", mine)
+            _put(data, "confidence", self.spelled.get("confidence", mine))
             self.summary.append(f"confidence {theirs} -> {mine}" if theirs is not None else f"confidence {mine}")
 
     def _fill(self, data: CommentedMap) -> None:
@@ -363,7 +364,7 @@ class _Edit:
         for key, value in self.cand.items():
             if key in data or key in MERGED_KEYS or key in SIGNAL_KEYS or key in self.identity or _blank(value):
                 continue
-            _put(data, key, value)
+            _put(data, key, self.spelled.get(key, value))
             self.summary.append(f"field {key}")
 
     def reported(self) -> list[str]:

@@ -1,9 +1,13 @@
 """Reading and faithfully editing markdown notes with YAML frontmatter.
 
-Reads go through python-frontmatter's YAML handler (PyYAML's C safe loader) because it is
-fast and never constructs arbitrary objects. Edits never re-serialise a whole file: the
-text is split at its `---` fences, only the YAML is re-emitted with ruamel.yaml round-trip,
-and every top-level key whose value did not change keeps its original bytes. The body is
+Reads use PyYAML's C safe loader with YAML 1.2 core resolvers (`Loader12`): Obsidian reads
+frontmatter as YAML 1.2, so `NO`, `on` and `1:20` are strings, `010` is 10 and dates stay the
+text they were written as. The loader never constructs arbitrary objects and can only fail
+with a parse problem (duplicate keys, absurd nesting or integers are refused as bad YAML).
+
+Edits never re-serialise a whole file: the text is split at its `---` fences, only the YAML
+is re-emitted with ruamel.yaml round-trip, every top-level key whose value did not change
+keeps its original bytes, and a re-emitted value keeps its written text. The body is
 copied unchanged. This is what lets a person trust a sweep with their notes.
 """
 
@@ -14,14 +18,16 @@ import hashlib
 import io
 import itertools
 import re
+import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
-from frontmatter.default_handlers import SafeLoader, YAMLHandler
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from memory_curator import yaml12
 
 MAX_FRONTMATTER = 64 * 1024
 BOM = "\ufeff"
@@ -30,7 +36,6 @@ _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
 _INLINE_TAG = re.compile(r"(?<![\w/&#\[(])#(\w[\w/-]*)")
 _WIKILINK = re.compile(r"!?\[\[([^\]|#^\n]+)")
-_HANDLER = YAMLHandler()
 
 
 class NotEditable(Exception):
@@ -113,7 +118,7 @@ def load_yaml(source: str) -> tuple[dict[str, Any], str | None]:
     if ("&" in source or "*" in source) and _has_anchor(source):
         return {}, "the frontmatter uses YAML anchors or aliases"
     try:
-        data = _HANDLER.load(source)
+        data = yaml12.load(source)
     except yaml.YAMLError as exc:
         return {}, "the frontmatter does not parse: " + _yaml_message(exc)
     if data is None:
@@ -125,8 +130,9 @@ def load_yaml(source: str) -> tuple[dict[str, Any], str | None]:
 
 def _has_anchor(source: str) -> bool:
     try:
-        return any(isinstance(tok, yaml.AnchorToken | yaml.AliasToken) for tok in yaml.scan(source, Loader=SafeLoader))
-    except yaml.YAMLError:
+        tokens = yaml.scan(source, Loader=yaml.SafeLoader)
+        return any(isinstance(tok, yaml.AnchorToken | yaml.AliasToken) for tok in tokens)
+    except (yaml.YAMLError, RecursionError):
         return False
 
 
@@ -155,13 +161,13 @@ def norm_tag(tag: Any) -> str:
 
 
 def frontmatter_tags(frontmatter: Mapping[str, Any]) -> list[str]:
-    out: list[str] = []
+    out: dict[str, None] = {}
     for raw in as_list(frontmatter.get("tags")):
         for part in str(raw).split() if isinstance(raw, str) else [raw]:
             tag = norm_tag(part)
-            if tag and tag not in out:
-                out.append(tag)
-    return out
+            if tag:
+                out[tag] = None
+    return list(out)
 
 
 def strip_code(body: str) -> str:
@@ -172,17 +178,16 @@ def strip_code(body: str) -> str:
 def inline_tags(body: str) -> list[str]:
     """Obsidian `#tags` in the body, outside code; purely numeric tags do not count."""
     text = strip_code(body)
-    found: list[str] = []
+    found: dict[str, None] = {}  # ordered and O(1) membership: 100,000 tags stay linear
     for match in _INLINE_TAG.finditer(text):
         tag = match.group(1).lower()
-        if not tag.replace("/", "").isdigit() and tag not in found:
-            found.append(tag)
-    return found
+        if not tag.replace("/", "").isdigit():
+            found[tag] = None
+    return list(found)
 
 
 def all_tags(note: Note) -> list[str]:
-    tags = frontmatter_tags(note.frontmatter)
-    return tags + [t for t in inline_tags(note.body) if t not in tags]
+    return list(dict.fromkeys([*frontmatter_tags(note.frontmatter), *inline_tags(note.body)]))
 
 
 def wikilinks(body: str) -> list[str]:
@@ -199,12 +204,38 @@ def _represent_datetime(representer: Any, value: dt.datetime) -> Any:
     return representer.represent_scalar("tag:yaml.org,2002:timestamp", text)
 
 
+_TOKEN = "v" + secrets.token_hex(3)  # short: a trailing comment's column is kept where it fits
+_TOKENS = re.compile(_TOKEN + "([0-9a-f]+)x( +(?=#))?")
+_SPELLINGS: dict[str, int] = {}  # written text -> token number, for the life of the process
+
+
+def _represent_verbatim(representer: Any, value: yaml12.Verbatim) -> Any:
+    """A plain token that `_unverbatim` swaps for the written text once the YAML is out."""
+    number = _SPELLINGS.setdefault(value.text, len(_SPELLINGS))
+    return representer.represent_scalar("tag:yaml.org,2002:str", f"{_TOKEN}{number:x}x", style="")
+
+
+def _unverbatim(text: str) -> str:
+    if _TOKEN not in text:
+        return text
+    texts = {number: written for written, number in _SPELLINGS.items()}
+
+    def swap(match: re.Match[str]) -> str:
+        written, gap = texts[int(match.group(1), 16)], match.group(2)
+        if gap is None:
+            return written
+        return written + " " * max(1, len(match.group(0)) - len(written))  # the comment stays put
+
+    return _TOKENS.sub(swap, text)
+
+
 def _yaml(mapping: int = 2, offset: int = 2) -> YAML:
     out = YAML()
     out.preserve_quotes = True
     out.width = 4096
-    out.indent(mapping=mapping, sequence=mapping + offset, offset=offset)
+    out.indent(mapping=mapping, sequence=offset + 2, offset=offset)
     out.representer.add_representer(dt.datetime, _represent_datetime)
+    out.representer.add_representer(yaml12.Verbatim, _represent_verbatim)
     return out
 
 
@@ -213,8 +244,8 @@ def dump_yaml(data: Mapping[str, Any], mapping: int = 2, offset: int = 2) -> str
     buf = io.StringIO()
     target = _yaml(mapping, offset)
     target.default_flow_style = False
-    target.dump(_to_plain(data) if not isinstance(data, CommentedMap) else data, buf)
-    return buf.getvalue()
+    target.dump(_to_plain(data, keep_spelling=True) if not isinstance(data, CommentedMap) else data, buf)
+    return _unverbatim(buf.getvalue())
 
 
 def render(frontmatter: Mapping[str, Any], body: str, newline: str = "\n") -> str:
@@ -224,19 +255,54 @@ def render(frontmatter: Mapping[str, Any], body: str, newline: str = "\n") -> st
     return text.replace("\n", newline) if newline != "\n" else text
 
 
-def _to_plain(value: Any) -> Any:
+def _to_plain(value: Any, keep_spelling: bool = False) -> Any:
     if isinstance(value, Mapping):
-        return {str(k): _to_plain(v) for k, v in value.items()}
+        return {str(k): _to_plain(v, keep_spelling) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_to_plain(v) for v in value]
+        return [_to_plain(v, keep_spelling) for v in value]
+    if isinstance(value, yaml12.Verbatim):
+        return value if keep_spelling else _to_plain(value.value)
     if isinstance(value, str):
         return str(value)
     return value
 
 
 def plain(value: Any) -> Any:
-    """Round-trip containers and scalar subclasses as plain Python values."""
+    """Round-trip containers and scalar subclasses (a kept spelling too) as plain Python values."""
     return _to_plain(value)
+
+
+def spelled(note: Note) -> dict[str, Any]:
+    """The note's frontmatter with each scalar as written (`yaml12.spelled`); its parsed
+    values where the text cannot be kept."""
+    if note.split is None or note.problem:
+        return dict(note.frontmatter)
+    return {**note.frontmatter, **yaml12.spelled(note.split.yaml.replace("\r\n", "\n"))}
+
+
+def _keep_spellings(data: Any, texts: Mapping[tuple[int, int], yaml12.Verbatim]) -> None:
+    """Every scalar of a round-trip mapping becomes its `Verbatim`, found by its position, so
+    that whatever an edit re-emits or moves is written as it was written."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, CommentedMap):
+            items: Iterable[tuple[Any, Any]] = list(node.items())
+            where = node.lc.value
+        elif isinstance(node, CommentedSeq):
+            items, where = list(enumerate(node)), node.lc.item
+        else:
+            continue
+        for key, value in items:
+            if isinstance(value, CommentedMap | CommentedSeq):
+                stack.append(value)
+                continue
+            try:
+                found = texts.get(tuple(where(key)))
+            except (AttributeError, KeyError, IndexError, TypeError):
+                continue
+            if found is not None:  # the same position: the same scalar, whatever type ruamel gave it
+                node[key] = found
 
 
 def _guess_indent(source: str) -> tuple[int, int]:
@@ -296,13 +362,14 @@ def edit_frontmatter(text: str, mutate: Callable[[CommentedMap], None]) -> str:
     mapping, offset = _guess_indent(source)
     rt = _yaml(mapping, offset)
     data = rt.load(source) or CommentedMap()
+    _keep_spellings(data, yaml12.scalars(source))
     before = {str(k): plain(v) for k, v in data.items()}
     segments = _key_segments(source.splitlines(keepends=True), data)
     mutate(data)
     after = {str(k): plain(v) for k, v in data.items()}
     if before == after and list(before) == list(after):
         return text
-    new_yaml = _splice(data, before, segments, rt)
+    new_yaml = _unverbatim(_splice(data, before, segments, rt))
     if new_yaml and not new_yaml.endswith("\n"):
         new_yaml += "\n"
     if newline != "\n":
