@@ -20,13 +20,14 @@ from typing import Any, TypeVar
 
 from memory_curator import candidate as cand
 from memory_curator import merge, stores, sweep, writer
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.decide import Decision
 from memory_curator.errors import CuratorError
 from memory_curator.notes import NotEditable, content_hash, edit_frontmatter
 from memory_curator.querier import FileQuerier
 from memory_curator.result import Action
 from memory_curator.rules import Rules, load_for_vault
-from memory_curator.state import state_dir, sweep_lock, utcnow
+from memory_curator.state import state_dir, sweep_lock
 from memory_curator.vault import DROPPED, INBOX, ROOT_AGENT, is_candidate_name, relpath, safe_join
 
 PERSON_RULE = "by-person"  # the `rule` a person's drop is journalled under
@@ -88,10 +89,10 @@ def journalled(journal: writer.Journal, record: dict[str, Any], effect: Callable
 
 
 @contextmanager
-def locked(root: Path, state: Path, wait: bool = False) -> Iterator[writer.Journal]:
+def locked(root: Path, state: Path, clock: Clock, wait: bool = False) -> Iterator[writer.Journal]:
     """The sweep lock, with what a crash left half-done finished first (as a sweep does)."""
-    with sweep_lock(state, wait=wait):
-        journal = writer.Journal(state / "journal.jsonl")
+    with sweep_lock(state, clock, wait=wait):
+        journal = writer.Journal(state / "journal.jsonl", clock)
         writer.recover(root, journal)
         yield journal
 
@@ -115,11 +116,19 @@ class Desk:
     state: Path
     rules: Rules
     user: str
+    clock: Clock
     wait: bool = False
 
     @classmethod
-    def open(cls, root: Path, explicit_state: str | None = None, user: str | None = None, wait: bool = False) -> Desk:
-        return cls(root, state_dir(root, explicit_state), load_for_vault(root), person(user), wait)
+    def open(
+        cls,
+        root: Path,
+        explicit_state: str | None = None,
+        user: str | None = None,
+        wait: bool = False,
+        clock: Clock = SystemClock(),
+    ) -> Desk:
+        return cls(root, state_dir(root, explicit_state), load_for_vault(root), person(user), clock, wait)
 
     def read(self, rel: str) -> tuple[bytes, cand.Candidate]:
         rel, agent = inbox_item(self.root, rel)
@@ -168,8 +177,8 @@ class Desk:
 
     @contextmanager
     def _sweep(self) -> Iterator[sweep.Sweep]:
-        now = utcnow()
-        with locked(self.root, self.state, self.wait) as journal:
+        now = self.clock.now()
+        with locked(self.root, self.state, self.clock, self.wait) as journal:
             yield sweep.Sweep(
                 root=self.root,
                 state=self.state,
@@ -179,6 +188,7 @@ class Desk:
                 dry_run=False,
                 journal=journal,
                 querier=FileQuerier(self.root, self.rules),
+                options=sweep.Options(clock=self.clock),
             )
 
     def _apply(self, run: sweep.Sweep, candidate: cand.Candidate, decision: Decision) -> Done:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator import candidate as cand
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.decide import decide, explain
 from memory_curator.errors import CuratorError
 from memory_curator.index_querier import IndexQuerier
@@ -31,7 +32,9 @@ def payload_text(text: str, origin: str) -> str:
     return render(data.get("frontmatter") or {}, str(data.get("body") or ""))
 
 
-def check_file(root: Path, path: Path, with_explanation: bool = False) -> dict[str, Any]:
+def check_file(
+    root: Path, path: Path, with_explanation: bool = False, clock: Clock = SystemClock()
+) -> dict[str, Any]:
     try:
         rel = path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -41,15 +44,20 @@ def check_file(root: Path, path: Path, with_explanation: bool = False) -> dict[s
     if len(parts) == 3 and parts[0] == INBOX:
         agent = parts[1]
     text = path.read_bytes().decode("utf-8", errors="replace")
-    return check_text(root, text, rel, with_explanation, agent)
+    return check_text(root, text, rel, with_explanation, agent, clock)
 
 
 def check_text(
-    root: Path, text: str, origin: str, with_explanation: bool = False, agent: str = ROOT_AGENT
+    root: Path,
+    text: str,
+    origin: str,
+    with_explanation: bool = False,
+    agent: str = ROOT_AGENT,
+    clock: Clock = SystemClock(),
 ) -> dict[str, Any]:
     rules = load_for_vault(root)
     candidate = cand.build(payload_text(text, origin), origin, agent, rules)
-    facts = gather_facts(candidate, IndexQuerier(root, rules, state_dir(root)), rules.settings)
+    facts = gather_facts(candidate, IndexQuerier(root, rules, state_dir(root), clock=clock), rules.settings)
     decision = decide(candidate, rules, facts)
     out: dict[str, Any] = {
         "inbox_path": origin,

@@ -14,6 +14,7 @@ import click
 from memory_curator import checking, report, runlog, sweep
 from memory_curator import rules as rules_mod
 from memory_curator import vault as vault_mod
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.errors import EXIT_USAGE, CuratorError
 from memory_curator.result import SweepResult
 
@@ -28,8 +29,11 @@ STATE_OPTION = click.option(
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="memory-curator")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Keep an Obsidian-style vault clean while AI agents write into it."""
+    if ctx.obj is None:  # the one clock every command passes down (`main` builds it; tests pass their own)
+        ctx.obj = SystemClock()
 
 
 @cli.command()
@@ -65,7 +69,9 @@ def init(vault: str | None) -> None:
 )
 @VAULT_OPTION
 @STATE_OPTION
+@click.pass_obj
 def run(
+    clock: Clock,
     path: str | None,
     dry_run: bool,
     as_json: bool,
@@ -78,12 +84,13 @@ def run(
 ) -> None:
     """Sweep one agent folder (PATH) or the whole _inbox/."""
     options = sweep.Options(
-        dry_run=dry_run, use_judge=not no_judge, wait=wait, state_dir=state_dir, judge_settings=judge_set
+        dry_run=dry_run, use_judge=not no_judge, wait=wait, state_dir=state_dir, judge_settings=judge_set, clock=clock
     )
     if not as_json and not log_file and sys.stdout.isatty():  # a bar only on a terminal
         options = dataclasses.replace(options, progress=report.progress)
     if log_file:  # a scheduled sweep: the outcome (or why there was none) goes to the log, not stdout
-        raise click.exceptions.Exit(runlog.record_run(Path(log_file), lambda: _sweep_now(path, vault, options)))
+        code = runlog.record_run(Path(log_file), lambda: _sweep_now(path, vault, options), clock=clock)
+        raise click.exceptions.Exit(code)
     try:
         result = _sweep_now(path, vault, options)
     except sweep.OtherHost as exc:  # exit 0 and one line saying why; JSON keeps the usual keys
@@ -128,20 +135,21 @@ def _scope(root: Path, path: str | None) -> Path | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("--explain", is_flag=True, help="Show every drop rule and criterion evaluation.")
 @VAULT_OPTION
-def check(file: str, as_json: bool, explain: bool, vault: str | None) -> None:
+@click.pass_obj
+def check(clock: Clock, file: str, as_json: bool, explain: bool, vault: str | None) -> None:
     """The verdict one candidate would get (FILE, or - for a note or JSON payload on stdin).
 
     Changes nothing.
     """
     if file == "-":
         root = vault_mod.find_root(None, vault)
-        data = checking.check_text(root, sys.stdin.read(), "<stdin>", explain)
+        data = checking.check_text(root, sys.stdin.read(), "<stdin>", explain, clock=clock)
     else:
         target = Path(file)
         if not target.is_file():
             raise CuratorError(f"{file}: no such file")
         root = vault_mod.find_root(target.parent, vault)
-        data = checking.check_file(root, target, explain)
+        data = checking.check_file(root, target, explain, clock)
     report.check(data, as_json)
 
 
@@ -150,7 +158,8 @@ def check(file: str, as_json: bool, explain: bool, vault: str | None) -> None:
 @click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
 @VAULT_OPTION
 @STATE_OPTION
-def watch(as_json: bool, no_judge: bool, vault: str | None, state_dir: str | None) -> None:
+@click.pass_obj
+def watch(clock: Clock, as_json: bool, no_judge: bool, vault: str | None, state_dir: str | None) -> None:
     """Sweep candidates as they settle, until SIGINT or SIGTERM.
 
     Sweeps the backlog first; logs one line per action on stderr.
@@ -158,10 +167,10 @@ def watch(as_json: bool, no_judge: bool, vault: str | None, state_dir: str | Non
     from memory_curator import watch as watching  # watchdog's import is paid by this command only
 
     root = vault_mod.find_root(None, vault)
-    watcher = watching.Watcher(root, use_judge=not no_judge, state=state_dir)
+    watcher = watching.Watcher(root, use_judge=not no_judge, state=state_dir, clock=clock)
     with watching.stop_on_signals(watcher):
         for item in watcher.run():
-            report.watch(item, as_json)
+            report.watch(item, as_json, clock.now())
 
 
 @cli.group(name="rules")
@@ -255,11 +264,12 @@ def schedule_uninstall(platform: str | None, vault: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @VAULT_OPTION
 @STATE_OPTION
-def doctor(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@click.pass_obj
+def doctor(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
     from memory_curator import doctor as doctor_mod
 
-    findings = doctor_mod.diagnose(vault, state_dir)
+    findings = doctor_mod.diagnose(vault, state_dir, clock=clock)
     if as_json:
         report.emit_json([f.to_json() for f in findings])
     else:
@@ -281,7 +291,8 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the re
 @BY_OPTION
 @VAULT_OPTION
 @STATE_OPTION
-def review(path: str | None, by: str | None, vault: str | None, state_dir: str | None) -> None:
+@click.pass_obj
+def review(clock: Clock, path: str | None, by: str | None, vault: str | None, state_dir: str | None) -> None:
     """Walk the items waiting for a person, oldest first (PATH: one agent folder or one file).
 
     Keys: p promote, o promote as another surface, m merge (patch) into a note, d drop (asks
@@ -292,7 +303,7 @@ def review(path: str | None, by: str | None, vault: str | None, state_dir: str |
 
     root = vault_mod.find_root(Path(path) if path else None, vault)
     agents, only = review_mod.scope(root, path)
-    tally = review_mod.review(Desk.open(root, state_dir, by), report.stdout(), agents, only)
+    tally = review_mod.review(Desk.open(root, state_dir, by, clock=clock), report.stdout(), agents, only)
     click.echo(tally.line())
 
 
@@ -307,7 +318,9 @@ def review(path: str | None, by: str | None, vault: str | None, state_dir: str |
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
+@click.pass_obj
 def resolve(
+    clock: Clock,
     file: str,
     promote: bool,
     surface: str | None,
@@ -326,7 +339,7 @@ def resolve(
     if sum(chosen) != 1:
         raise click.UsageError("give exactly one of --promote/--surface, --patch NOTE, --drop REASON")
     root = vault_mod.find_root(Path(file).parent, vault)
-    desk = Desk.open(root, state_dir, by, wait)
+    desk = Desk.open(root, state_dir, by, wait, clock)
     if patch_into is not None:
         done = desk.patch(file, patch_into)
     elif drop_reason is not None:
@@ -343,14 +356,21 @@ def resolve(
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
+@click.pass_obj
 def restore(
-    dropped_file: str, by: str | None, wait: bool, as_json: bool, vault: str | None, state_dir: str | None
+    clock: Clock,
+    dropped_file: str,
+    by: str | None,
+    wait: bool,
+    as_json: bool,
+    vault: str | None,
+    state_dir: str | None,
 ) -> None:
     """Move a dropped item back to _inbox/<agent>/, tagged needs-review, without its audit line."""
     from memory_curator import restore as restore_mod
 
     root = vault_mod.find_root(Path(dropped_file).parent, vault)
-    report.restored(restore_mod.restore(root, dropped_file, state_dir, by, wait), as_json)
+    report.restored(restore_mod.restore(root, dropped_file, state_dir, by, wait, clock), as_json)
 
 
 @cli.command()
@@ -361,7 +381,9 @@ def restore(
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
+@click.pass_obj
 def undo(
+    clock: Clock,
     run_id: str | None,
     last: bool,
     by: str | None,
@@ -376,7 +398,7 @@ def undo(
     if (run_id is None) == (not last):
         raise click.UsageError("give a RUN_ID (see `memory-curator log`) or --last")
     root = vault_mod.find_root(None, vault)
-    report.undone(undo_mod.undo(root, run_id, state_dir, by, wait), as_json)
+    report.undone(undo_mod.undo(root, run_id, state_dir, by, wait, clock), as_json)
 
 
 @cli.command()
@@ -385,7 +407,8 @@ def undo(
 @click.option("--check", "with_check", is_flag=True, help="Add the verdict a sweep would give.")
 @JSON_OPTION
 @VAULT_OPTION
-def submit(file: str, agent: str | None, with_check: bool, as_json: bool, vault: str | None) -> None:
+@click.pass_obj
+def submit(clock: Clock, file: str, agent: str | None, with_check: bool, as_json: bool, vault: str | None) -> None:
     """Validate a candidate (a note, or a JSON payload; - for stdin) and write it atomically
     into _inbox/<agent>/ under a unique name."""
     from memory_curator import submit as submit_mod
@@ -402,19 +425,20 @@ def submit(file: str, agent: str | None, with_check: bool, as_json: bool, vault:
         except UnicodeDecodeError:
             raise CuratorError(f"{file}: not UTF-8 text") from None
         origin = file
-    report.submitted(submit_mod.submit(root, text, origin, agent, with_check), as_json)
+    report.submitted(submit_mod.submit(root, text, origin, agent, with_check, clock), as_json)
 
 
 @cli.command()
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
-def status(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@click.pass_obj
+def status(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """The inbox backlog, the review queue, recent drops and sweeps, the index and the schedule."""
     from memory_curator import status as status_mod
 
     root = vault_mod.find_root(None, vault)
-    report.status(status_mod.gather(root, state_dir), as_json)
+    report.status(status_mod.gather(root, state_dir, clock), as_json)
 
 
 @cli.command(name="log")
@@ -423,12 +447,15 @@ def status(as_json: bool, vault: str | None, state_dir: str | None) -> None:
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
-def log_command(since: str | None, file: str | None, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@click.pass_obj
+def log_command(
+    clock: Clock, since: str | None, file: str | None, as_json: bool, vault: str | None, state_dir: str | None
+) -> None:
     """The decision log: which candidate, which verdict, why, and where it went."""
     from memory_curator import decision_log
 
     root = vault_mod.find_root(None, vault)
-    report.decision_log(decision_log.read(root, state_dir, since, file), as_json)
+    report.decision_log(decision_log.read(root, state_dir, since, file, clock), as_json)
 
 
 @cli.command()
@@ -440,7 +467,9 @@ def log_command(since: str | None, file: str | None, as_json: bool, vault: str |
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
+@click.pass_obj
 def query(
+    clock: Clock,
     entity_predicate: tuple[str, ...],
     slug: str | None,
     text: str | None,
@@ -456,7 +485,7 @@ def query(
     asked = [bool(entity_predicate), slug is not None, text is not None, day is not None]
     if sum(asked) != 1 or len(entity_predicate) not in (0, 2):
         raise click.UsageError("ask one thing: ENTITY PREDICATE, --slug S, --text TEXT or --date YYYY-MM-DD")
-    querier = index.open_querier(*_index_context(vault, state_dir))
+    querier = index.open_querier(*_index_context(vault, state_dir), clock)
     key = (entity_predicate[0], entity_predicate[1]) if entity_predicate else None
     data = index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit)
     if as_json:
@@ -483,11 +512,12 @@ def index_group() -> None:
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
-def index_rebuild(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@click.pass_obj
+def index_rebuild(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Build the index from scratch (sweeps refresh it by themselves)."""
     from memory_curator import index
 
-    built = index.Index(*_index_context(vault, state_dir)).rebuild()
+    built = index.Index(*_index_context(vault, state_dir), clock).rebuild()
     if as_json:
         report.emit_json(built.to_json())
         return
@@ -498,11 +528,12 @@ def index_rebuild(as_json: bool, vault: str | None, state_dir: str | None) -> No
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
-def index_stats(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@click.pass_obj
+def index_stats(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Where the index lives, its size, freshness and the notes it could only read by body (no refresh)."""
     from memory_curator import index
 
-    data = index.current_stats(*_index_context(vault, state_dir))
+    data = index.current_stats(*_index_context(vault, state_dir), clock)
     if as_json:
         report.emit_json(data)
         return
@@ -513,7 +544,7 @@ def index_stats(as_json: bool, vault: str | None, state_dir: str | None) -> None
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one error boundary."""
     try:
-        code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False, obj=SystemClock())
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.errors import CuratorError
-from memory_curator.state import state_dir, utcnow
+from memory_curator.state import state_dir
 from memory_curator.writer import Journal
 
 
@@ -108,13 +109,16 @@ def _with_undo(entry: Entry, by: str | None) -> Entry:
     return Entry(**{**entry.__dict__, "undone_by": by})
 
 
-def read(root: Path, explicit_state: str | None, since_text: str | None, file: str | None) -> list[Entry]:
-    """The journal's entries, narrowed to one note's history and/or a time window."""
+def read(
+    root: Path, explicit_state: str | None, since_text: str | None, file: str | None, clock: Clock = SystemClock()
+) -> list[Entry]:
+    """The journal's entries, narrowed to one note's history and/or a time window (`--since
+    7d` counts back from `clock`)."""
     found = entries(Journal(state_dir(root, explicit_state) / "journal.jsonl").records())
     if file:
         found = trace(found, vault_path(root, file))
     if since_text:
-        found = since(found, parse_since(since_text, utcnow()))
+        found = since(found, parse_since(since_text, clock.now()))
     return found
 
 

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator import runlog, schedule
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.errors import CuratorError, RulesError
 from memory_curator.rules import DEFAULT_RULES, Rules, load
-from memory_curator.state import lock_holder, lock_is_free, state_dir, utcnow, vault_id
+from memory_curator.state import lock_holder, lock_is_free, state_dir, vault_id
 from memory_curator.sweep import host_refusal
 from memory_curator.vault import DROPPED, INBOX, RULES_PATH, find_root
 from memory_curator.writer import Journal
@@ -48,17 +49,20 @@ class Finding:
 
 @dataclass(frozen=True)
 class Machine:
-    """What doctor looks at besides the vault; tests pass their own."""
+    """What doctor looks at besides the vault; tests pass their own. `now` (from the caller's
+    clock) judges a stuck lock and an overdue schedule."""
 
+    now: dt.datetime
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     home: Path = field(default_factory=Path.home)
     system: str = field(default_factory=platform.system)
     hostname: str = field(default_factory=socket.gethostname)
-    now: dt.datetime = field(default_factory=utcnow)
 
 
-def diagnose(vault: str | None, state_opt: str | None, machine: Machine | None = None) -> list[Finding]:
-    machine = machine or Machine()
+def diagnose(
+    vault: str | None, state_opt: str | None, machine: Machine | None = None, clock: Clock = SystemClock()
+) -> list[Finding]:
+    machine = machine or Machine(clock.now())
     try:
         root = find_root(None, vault)
     except CuratorError as exc:

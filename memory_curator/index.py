@@ -4,8 +4,8 @@ already know this?" without re-reading the vault.
 Disposable by design: it holds nothing the markdown does not. A missing, old-schema, foreign
 or corrupt file is rebuilt, never trusted. A refresh is one stat walk; only notes whose
 (size, mtime) changed are read again, and all changes land in one transaction. Notes
-modified in the last two seconds are re-read on the next refresh too (their mtime may not
-have ticked yet).
+modified in the last two seconds by the clock (or stamped in its future) are re-read on the
+next refresh too (their mtime may not have ticked yet).
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ import os
 import queue
 import sqlite3
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.errors import CuratorError
 from memory_curator.indexing import Layout, Row, describe, tokens
 from memory_curator.rules import Rules
-from memory_curator.state import iso, utcnow
+from memory_curator.state import iso
 from memory_curator.vault import NEVER_INDEXED
 
 SCHEMA_VERSION = 1
@@ -185,8 +185,9 @@ def read_note(root: Path, rel: str) -> tuple[bytes, int, int] | None:
 class Index:
     """The SQLite file and its upkeep. `refresh()` before asking; `IndexQuerier` asks."""
 
-    def __init__(self, root: Path, rules: Rules, state: Path) -> None:
+    def __init__(self, root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> None:
         self.root = root.resolve()
+        self.clock = clock  # the `built`/`refreshed` stamps, durations, and which mtimes are too recent
         self.layout = Layout(rules)
         self.rules = rules
         self.state = state
@@ -252,7 +253,7 @@ class Index:
     def _rebuild(self) -> Refresh:
         """Build a new file beside the old one and rename it into place: a build that is
         killed half-way leaves only a stray temp file, never a half-built index."""
-        started = time.monotonic()
+        started = self.clock.monotonic()
         for stray in self.path.parent.glob(f"{FILE_NAME}.building-*"):  # builders that died (we hold the lock)
             _remove_database(stray)
         temp = self.path.with_name(f"{FILE_NAME}.building-{os.getpid()}")
@@ -272,7 +273,7 @@ class Index:
                 os.unlink(f"{self.path}{suffix}")
         os.replace(temp, self.path)
         self.conn = self._connect()
-        return Refresh(True, len(files), 0, 0, len(files), round(time.monotonic() - started, 3))
+        return Refresh(True, len(files), 0, 0, len(files), round(self.clock.monotonic() - started, 3))
 
     def _build(self, conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
         conn.execute("PRAGMA journal_mode = OFF")  # a fresh file nobody else sees yet
@@ -287,13 +288,13 @@ class Index:
             conn.execute(statement)
         conn.execute("INSERT INTO terms SELECT term, doc FROM vocab")
         conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-        self._set_meta(conn, built=iso(utcnow()))
+        self._set_meta(conn, built=iso(self.clock.now()))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
         return files
 
     def _incremental(self) -> Refresh:
-        started = time.monotonic()
+        started = self.clock.monotonic()
         conn = self.conn
         conn.execute("PRAGMA journal_mode = WAL")
         files = walk(self.root)
@@ -303,8 +304,9 @@ class Index:
         stale = {p: v for p, v in files.items() if p not in known or known[p][1:] != v}
         if not gone and not stale:
             with contextlib.suppress(sqlite3.OperationalError):  # only the freshness stamp
-                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('refreshed', ?)", (iso(utcnow()),))
-            return Refresh(False, 0, 0, 0, len(files), round(time.monotonic() - started, 3))
+                stamp = iso(self.clock.now())
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('refreshed', ?)", (stamp,))
+            return Refresh(False, 0, 0, 0, len(files), round(self.clock.monotonic() - started, 3))
         changed = [known[p][0] for p in stale if p in known]
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -318,10 +320,10 @@ class Index:
             conn.execute("ROLLBACK")
             raise
         added = len(stale) - len(changed)
-        return Refresh(False, added, len(changed), len(gone), len(files), round(time.monotonic() - started, 3))
+        return Refresh(False, added, len(changed), len(gone), len(files), round(self.clock.monotonic() - started, 3))
 
     def _set_meta(self, conn: sqlite3.Connection, **extra: str) -> None:
-        values = {"root": str(self.root), "layout": self.layout.signature, "refreshed": iso(utcnow()), **extra}
+        values = {"root": str(self.root), "layout": self.layout.signature, "refreshed": iso(self.clock.now()), **extra}
         conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
 
     def _forget(self, conn: sqlite3.Connection, ids: list[int]) -> Counter[str]:
@@ -365,7 +367,7 @@ class Index:
 
         def work() -> None:
             try:
-                racy = time.time_ns() - RACY_NS
+                racy = int(self.clock.timestamp() * 1e9) - RACY_NS
                 batch: list[_Prepared] = []
                 for ident, rel in enumerate(files, first_id):
                     read = read_note(self.root, rel)
@@ -446,12 +448,12 @@ def _json(rows: list[list[Any]]) -> str:
     return json.dumps(rows, ensure_ascii=False, check_circular=False)
 
 
-def current_stats(root: Path, rules: Rules, state: Path) -> dict[str, Any]:
+def current_stats(root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> dict[str, Any]:
     """The index's stats as it is, without refreshing it."""
     path = state / FILE_NAME
     if not path.exists():
         raise CuratorError(f"{path}: no index yet (the next sweep builds it, or `memory-curator index rebuild`)")
-    index = Index(root, rules, state)
+    index = Index(root, rules, state, clock)
     try:
         if not index.usable():
             raise CuratorError(f"{path}: the index is unusable; the next sweep rebuilds it")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.candidate import Candidate, target_path
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.errors import CuratorError
 from memory_curator.index import FILE_NAME, Index, IndexUnavailable, Refresh, read_note
 from memory_curator.indexing import (
@@ -50,8 +51,10 @@ class IndexQuerier:
     The index is opened and refreshed on the first question, so a sweep of an empty inbox
     never touches it."""
 
-    def __init__(self, root: Path, rules: Rules, state: Path, index: Index | None = None) -> None:
-        self.root, self.rules, self.state = root, rules, state
+    def __init__(
+        self, root: Path, rules: Rules, state: Path, index: Index | None = None, clock: Clock = SystemClock()
+    ) -> None:
+        self.root, self.rules, self.state, self.clock = root, rules, state, clock
         self.layout = index.layout if index is not None else Layout(rules)
         self._index = index
         self.refreshed: Refresh | None = None
@@ -69,7 +72,7 @@ class IndexQuerier:
     def index(self) -> Index:
         if self._index is None:
             try:
-                index = Index(self.root, self.rules, self.state)
+                index = Index(self.root, self.rules, self.state, self.clock)
                 self.refreshed = index.refresh()
             except (sqlite3.Error, OSError) as exc:
                 raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
@@ -264,9 +267,9 @@ def _read_text(root: Path, rel: str) -> str | None:
     return None if read is None else read[0].decode("utf-8", errors="replace")
 
 
-def open_querier(root: Path, rules: Rules, state: Path) -> IndexQuerier:
+def open_querier(root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> IndexQuerier:
     """An up-to-date index of the vault, ready to ask (refreshed now, not on first use)."""
-    querier = IndexQuerier(root, rules, state)
+    querier = IndexQuerier(root, rules, state, clock=clock)
     querier.index  # noqa: B018 - opens and refreshes
     return querier
 

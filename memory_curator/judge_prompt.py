@@ -24,6 +24,7 @@ PROMPT_VERSION = "1"
 CANDIDATE_CHARS = 6000  # per candidate text sent; the rest is cut (and said to be cut)
 NOTE_CHARS = 2000  # per neighbour note
 REASON_CHARS = 200
+STORED_CHARS = 500  # any string of an answer kept in the journal or the verdict cache
 TARGETED = ("duplicate", "extends", "supersedes")
 _TRI = {"true": True, "false": False, "unknown": None}
 _OUR_TAGS = re.compile(r"<(?=\s*/?\s*(?:candidates?|notes?|rules)\b)", re.IGNORECASE)
@@ -152,8 +153,9 @@ def _data(text: str, cap: int) -> str:
 
 def one_line(text: str, cap: int = REASON_CHARS) -> str:
     """Model text that reaches a file or a terminal: one line, capped, printable."""
-    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
-    return flat if len(flat) <= cap else flat[: cap - 1] + "…"
+    head = text[: cap * 4]  # a 50 MB reason is cut before it is looked at character by character
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in head).split())
+    return flat if len(flat) <= cap and head == text else flat[: cap - 1] + "…"
 
 
 # --- mapping answers back (pure) -----------------------------------------------------------------
@@ -167,13 +169,13 @@ def map_answers(batch: Batch, prompt: Prompt, rules: Rules, model: str) -> dict[
     out = {}
     for cid, item in prompt.items.items():
         found = entries.get(cid, [])
-        audit = {"model": model, "prompt_version": PROMPT_VERSION, "id": cid, "raw": [a.model_dump() for a in found]}
+        audit = {"model": model, "prompt_version": PROMPT_VERSION, "id": cid, "raw": [stored(a) for a in found]}
         path = item.candidate.inbox_path
         if len(found) != 1:
             out[path] = failed("no answer for this candidate" if not found else "answered more than once", audit)
             continue
         answer = found[0]
-        audit["raw"] = answer.model_dump()
+        audit["raw"] = stored(answer)
         problem = _problem(answer, prompt.shown[cid], rules)
         if problem:
             out[path] = failed(problem, audit)
@@ -181,6 +183,20 @@ def map_answers(batch: Batch, prompt: Prompt, rules: Rules, model: str) -> dict[
         target = prompt.notes[answer.target].path if answer.target else None
         out[path] = to_verdict(answer, target, audit)
     return out
+
+
+def stored(raw: Any) -> Any:
+    """An answer (or its dump) as it may be stored: every string cut at STORED_CHARS with an
+    ellipsis, so a hostile model's 50 MB `reason` never reaches the journal or the cache whole."""
+    if isinstance(raw, BaseModel):
+        raw = raw.model_dump()
+    if isinstance(raw, str):
+        return raw if len(raw) <= STORED_CHARS else raw[: STORED_CHARS - 1] + "…"
+    if isinstance(raw, dict):
+        return {stored(k): stored(v) for k, v in raw.items()}
+    if isinstance(raw, list):
+        return [stored(v) for v in raw]
+    return raw
 
 
 def _problem(answer: Answer, allowed: tuple[str, ...], rules: Rules) -> str | None:

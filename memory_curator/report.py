@@ -102,13 +102,13 @@ def rules_summary(rules: Rules) -> None:
         console.print(f"drop {rule.id}: {escape(rule.reason)}  [dim]when {escape(how)}[/]")
 
 
-def watch(item: Any, as_json: bool) -> None:
-    """Watch mode: a stamped log line per action (or notice) on stderr; with --json, one JSON
-    object per line per batch on stdout, flushed at once so a pipe sees it live."""
+def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
+    """Watch mode: a log line stamped `now` per action (or notice) on stderr; with --json, one
+    JSON object per line per batch on stdout, flushed at once so a pipe sees it live."""
     from memory_curator.watch import Batch
 
     console = stderr()
-    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def line(text: str) -> None:
         console.print(f"{stamp} {text}", highlight=False)

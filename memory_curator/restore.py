@@ -15,10 +15,11 @@ from typing import Any
 
 from memory_curator import compose, stores, sweep, writer
 from memory_curator.actions import journalled, locked, person, vault_file
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.decision_log import entries
 from memory_curator.errors import CuratorError
 from memory_curator.notes import content_hash
-from memory_curator.state import state_dir, utcnow
+from memory_curator.state import state_dir
 from memory_curator.vault import DROPPED, INBOX, ROOT_AGENT, safe_join
 
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-(.+)$")
@@ -35,12 +36,17 @@ class Restored:
 
 
 def restore(
-    root: Path, dropped: str | Path, explicit_state: str | None = None, user: str | None = None, wait: bool = False
+    root: Path,
+    dropped: str | Path,
+    explicit_state: str | None = None,
+    user: str | None = None,
+    wait: bool = False,
+    clock: Clock = SystemClock(),
 ) -> Restored:
     rel, agent = dropped_item(root, dropped)
     state = state_dir(root, explicit_state)
-    now = utcnow()
-    with locked(root, state, wait) as journal:
+    now = clock.now()
+    with locked(root, state, clock, wait) as journal:
         path = safe_join(root, rel)
         raw = path.read_bytes()
         try:

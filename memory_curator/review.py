@@ -9,7 +9,6 @@ quitting midway loses nothing. Keys are read with click prompts, which `CliRunne
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,7 +104,7 @@ def review(
     if not items:
         console.print("nothing waits for review")
         return tally
-    querier = make_querier(desk.root, desk.rules, desk.state)
+    querier = make_querier(desk.root, desk.rules, desk.state, desk.clock)
     for number, item in enumerate(items, start=1):
         outcome = _one(desk, querier, console, item, f"{number}/{len(items)}", tally)
         if outcome == "quit":
@@ -124,7 +123,7 @@ def _one(desk: Desk, querier: Querier, console: Console, item: InboxItem, positi
             console.print(f"[dim]skipped: {escape(str(exc))}[/]")
             return "gone"
         view = evaluate(desk, querier, candidate)
-        show(console, item, candidate, view, position)
+        show(console, item, candidate, view, position, desk.clock.timestamp())
         key = click.prompt(
             PROMPT,
             type=click.Choice(list(KEYS)),
@@ -188,13 +187,14 @@ def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate) -> View:
     existing = facts.existing
     if existing is None or existing.human_authored:
         return View(decision, neighbours, None, None)
-    merged = merge.merge(existing.text, candidate, dt.datetime.now(dt.UTC).replace(microsecond=0))
+    merged = merge.merge(existing.text, candidate, desk.clock.now())
     diff = merge.note_diff(existing.path, existing.text, merged.text) if merged.changed else None
     return View(decision, neighbours, existing.path, diff)
 
 
-def show(console: Console, item: InboxItem, candidate: cand.Candidate, view: View, position: str) -> None:
-    waited = age_text(dt.datetime.now(dt.UTC).timestamp() - item.mtime)
+def show(console: Console, item: InboxItem, candidate: cand.Candidate, view: View, position: str, now: float) -> None:
+    """One item as a person sees it; `now` (epoch seconds) says how long it has waited."""
+    waited = age_text(now - item.mtime)
     console.print(Rule(f"{position}  {escape(item.rel)}  ({escape(item.agent)}, waiting {waited})"))
     console.print(_candidate_panel(candidate))
     if item.uncertainty:

@@ -3,6 +3,7 @@ immutable objects. Every problem is a RulesError naming the file and the line.""
 
 from __future__ import annotations
 
+import math
 import re
 import string
 from dataclasses import dataclass, field, fields, replace
@@ -20,6 +21,7 @@ DEFAULT_RULES = Path(__file__).parent / "data" / "inbox-rules.md"
 _BLOCK = re.compile(r"^(```+|~~~+)[ \t]*yaml[ \t]+curator-rules[ \t]*\r?$", re.MULTILINE)
 OUTCOMES = ("pass", "fail", "undecided")
 CRITERIA = ("novel", "sourced", "specific", "future_useful", "surprise_or_load_bearing")
+DEADLINE_MAX_SECONDS = 3600.0  # judge.deadline_seconds: one hour is already far more than any sweep needs
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class JudgeSettings:
     max_tokens: int = 4096
     timeout_seconds: float = 60.0
     max_retries: int = 2
+    deadline_seconds: float = 60.0  # wall clock for all judge requests of one sweep, retries included
     chunk_size: int = 20
     neighbours: int = 5
     breaker_fraction: float = 0.5
@@ -265,6 +268,9 @@ class _Builder:
         base = {k: v for k, v in raw.items() if k != "judge"}
         settings = self._typed(Settings(), base, raw)
         judge = self._typed(JudgeSettings(), judge_raw, judge_raw)
+        problem = deadline_problem(judge.deadline_seconds)
+        if problem:
+            raise self.fail(f"setting 'deadline_seconds' {problem}", judge_raw, "deadline_seconds")
         return replace(settings, judge=judge)
 
     def _typed(self, default: Any, values: dict[str, Any], node: Any) -> Any:
@@ -286,6 +292,15 @@ class _Builder:
         if kind in (int, float) and (isinstance(value, bool) or not isinstance(value, int | float)):
             raise self.fail(f"setting {key!r} must be a number", node, key)
         return kind(value)
+
+
+def deadline_problem(seconds: float) -> str | None:
+    """Why a judge deadline is unusable (None: it is fine): positive, finite, at most an hour."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        return "must be a positive number of seconds"
+    if seconds > DEADLINE_MAX_SECONDS:
+        return f"must be at most {DEADLINE_MAX_SECONDS:g} seconds"
+    return None
 
 
 def _names(raw: Any) -> list[str]:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.errors import EXIT_LOCKED, CuratorError
 from memory_curator.result import SweepResult
-from memory_curator.state import iso, utcnow
+from memory_curator.state import iso
 
 LOG_NAME = "sweeps.log"
 MAX_BYTES = 1_000_000
@@ -48,12 +48,14 @@ def append(path: Path, record: dict[str, Any]) -> None:
         raise CuratorError(f"{path}: cannot write the sweep log: {exc.strerror}") from None
 
 
-def record_run(path: Path, sweep: Callable[[], SweepResult], max_bytes: int | None = None) -> int:
+def record_run(
+    path: Path, sweep: Callable[[], SweepResult], max_bytes: int | None = None, clock: Clock = SystemClock()
+) -> int:
     """Run `sweep`, append its outcome to the log, return the exit code (nothing is printed)."""
     from memory_curator.sweep import OtherHost  # sweep imports much; keep this module light
 
     rotate(path, max_bytes)
-    started, clock = utcnow(), time.monotonic()
+    started, ticks = clock.now(), clock.monotonic()
     outcome: dict[str, Any]
     try:
         outcome = {"exit": 0, "result": sweep().to_json()}
@@ -62,14 +64,15 @@ def record_run(path: Path, sweep: Callable[[], SweepResult], max_bytes: int | No
     except CuratorError as exc:
         outcome = {"exit": exc.exit_code, "error": str(exc)}
     except Exception as exc:  # a bug: log it, then let the CLI's boundary keep the traceback
-        append(path, _record(started, clock, {"exit": 3, "error": f"internal error: {type(exc).__name__}: {exc}"}))
+        crash = {"exit": 3, "error": f"internal error: {type(exc).__name__}: {exc}"}
+        append(path, _record(started, clock.monotonic() - ticks, crash))
         raise
-    append(path, _record(started, clock, outcome))
+    append(path, _record(started, clock.monotonic() - ticks, outcome))
     return int(outcome["exit"])
 
 
-def _record(started: dt.datetime, clock: float, outcome: dict[str, Any]) -> dict[str, Any]:
-    return {"time": iso(started), "seconds": round(time.monotonic() - clock, 3), "pid": os.getpid(), **outcome}
+def _record(started: dt.datetime, seconds: float, outcome: dict[str, Any]) -> dict[str, Any]:
+    return {"time": iso(started), "seconds": round(seconds, 3), "pid": os.getpid(), **outcome}
 
 
 @dataclass(frozen=True)

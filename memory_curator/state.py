@@ -20,6 +20,7 @@ from typing import IO
 
 import platformdirs
 
+from memory_curator.clock import Clock
 from memory_curator.errors import CuratorError, LockBusy
 from memory_curator.vault import slugify
 
@@ -45,17 +46,14 @@ def state_dir(root: Path, explicit: str | os.PathLike[str] | None = None) -> Pat
     return folder.resolve()
 
 
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC).replace(microsecond=0)
-
-
 def iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @contextmanager
-def sweep_lock(folder: Path, wait: bool = False) -> Iterator[None]:
-    """Exclusive flock; the kernel releases it on any exit, kill -9 included."""
+def sweep_lock(folder: Path, clock: Clock, wait: bool = False) -> Iterator[None]:
+    """Exclusive flock; the kernel releases it on any exit, kill -9 included. Its holder and
+    `since` (from `clock`) are written into the file for messages and `doctor`."""
     path = folder / "lock"
     handle: IO[str] = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole sweep
     try:
@@ -67,7 +65,7 @@ def sweep_lock(folder: Path, wait: bool = False) -> Iterator[None]:
             raise LockBusy(f"another sweep holds the lock ({lock_holder(folder) or 'unknown holder'})") from None
         handle.seek(0)
         handle.truncate()
-        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": iso(utcnow())}))
+        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": iso(clock.now())}))
         handle.flush()
         yield
     finally:

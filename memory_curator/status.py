@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator import compose, stores, writer
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.decision_log import Entry, entries, parse_time
 from memory_curator.errors import CuratorError
 from memory_curator.notes import content_hash, parse
-from memory_curator.state import iso, lock_holder, lock_is_free, state_dir, utcnow, vault_id
+from memory_curator.state import iso, lock_holder, lock_is_free, state_dir, vault_id
 from memory_curator.vault import agent_dirs, list_candidates
 
 VERDICTS = ("promote", "patch", "drop", "needs_review")
@@ -76,8 +77,9 @@ def uncertainty(text: str) -> str | None:
     return head if head and tail.endswith(")") and parse_time(tail[:-1]) else reason
 
 
-def gather(root: Path, explicit_state: str | None = None, now: dt.datetime | None = None) -> dict[str, Any]:
-    now = now or utcnow()
+def gather(root: Path, explicit_state: str | None = None, clock: Clock = SystemClock()) -> dict[str, Any]:
+    """Everything `status` shows; ages, the 7-day drops and the days are counted from `clock`."""
+    now = clock.now()
     state = state_dir(root, explicit_state)
     journal = writer.Journal(state / "journal.jsonl")
     records = list(journal.records())

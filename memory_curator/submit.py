@@ -16,6 +16,7 @@ from typing import Any
 
 from memory_curator import candidate as cand
 from memory_curator import checking, writer
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.errors import CuratorError
 from memory_curator.rules import Rules, load_for_vault
 from memory_curator.vault import INBOX, ROOT_AGENT, nfc, relpath, safe_join, slugify
@@ -36,7 +37,14 @@ class Submitted:
         return out
 
 
-def submit(root: Path, text: str, origin: str, agent: str | None = None, with_check: bool = False) -> Submitted:
+def submit(
+    root: Path,
+    text: str,
+    origin: str,
+    agent: str | None = None,
+    with_check: bool = False,
+    clock: Clock = SystemClock(),
+) -> Submitted:
     agent_id = agent_name(agent or os.environ.get("MEMORY_CURATOR_AGENT") or ROOT_AGENT)
     note = checking.payload_text(text, origin)
     rules = load_for_vault(root)
@@ -50,7 +58,7 @@ def submit(root: Path, text: str, origin: str, agent: str | None = None, with_ch
     except OSError as exc:  # the temp file is gone again: nothing half-written is left
         raise CuratorError(f"{folder}/: cannot write the candidate: {exc.strerror or exc}; nothing written") from None
     rel = relpath(root, placed)
-    verdict = checking.check_text(root, note, rel, agent=agent_id) if with_check else None
+    verdict = checking.check_text(root, note, rel, agent=agent_id, clock=clock) if with_check else None
     return Submitted(rel, agent_id, verdict)
 
 

@@ -11,7 +11,6 @@ import datetime as dt
 import os
 import secrets
 import socket
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 
 from memory_curator import candidate as cand
 from memory_curator import compose, merge, stores, writer
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.decide import Decision, JudgeVerdict, decide
 from memory_curator.errors import EXIT_OK, CuratorError, UnsafePath
 from memory_curator.index_querier import IndexQuerier
@@ -26,7 +26,7 @@ from memory_curator.notes import content_hash, parse
 from memory_curator.querier import Facts, Querier, gather_facts, human_authored, with_neighbours
 from memory_curator.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.rules import JudgeSettings, Rules, load_for_vault
-from memory_curator.state import state_dir, sweep_lock, utcnow
+from memory_curator.state import state_dir, sweep_lock
 from memory_curator.vault import list_candidates, relpath, safe_join, scope_agents
 
 T = TypeVar("T")
@@ -41,9 +41,10 @@ class Options:
     use_judge: bool = True
     wait: bool = False
     state_dir: str | None = None
-    now: dt.datetime | None = None
+    clock: Clock = SystemClock()  # the run's "now", stamps and file ages; the CLI passes its own
     only: frozenset[str] | None = None  # watch mode: sweep just these inbox paths
     overdue: frozenset[str] = frozenset()  # watch mode: still changing at the settle ceiling
+    observed: frozenset[str] = frozenset()  # watch mode: seen unchanged for the settle window
     stop: Callable[[], bool] | None = None  # watch mode: a stop was asked; finish the current candidate
     judge_settings: tuple[tuple[str, str], ...] = ()  # `--judge-set NAME=VALUE` pairs (override env and rules)
     progress: Progress | None = None  # a bar on a terminal (`report.progress`), for long sweeps only
@@ -62,6 +63,7 @@ class Sweep:
     journal: writer.Journal
     querier: Querier
     reviewed: dict[str, str] = field(default_factory=dict)
+    sightings: dict[str, stores.Sighting] = field(default_factory=dict)
     seq: int = 0
     options: Options = field(default_factory=Options)
     judge_settings: JudgeSettings = field(default_factory=JudgeSettings)
@@ -98,7 +100,8 @@ def run(root: Path, scope: Path | None, options: Options = Options(), judge: Jud
         raise OtherHost(refusal)
     state = state_dir(root, options.state_dir)
     judge, judge_settings = _judge_for(rules, state, options, judge)
-    now = options.now or utcnow()
+    clock = options.clock
+    now = clock.now()
     sweep = Sweep(
         root,
         state,
@@ -106,24 +109,26 @@ def run(root: Path, scope: Path | None, options: Options = Options(), judge: Jud
         new_run_id(now),
         now,
         options.dry_run,
-        writer.Journal(state / "journal.jsonl"),
-        make_querier(root, rules, state),
+        writer.Journal(state / "journal.jsonl", clock),
+        make_querier(root, rules, state, clock),
         stores.load_ledger(state),
+        stores.load_sightings(state),
         options=options,
         judge_settings=judge_settings,
     )
     agents = scope_agents(root, scope)
     if options.dry_run:
         return _sweep(sweep, agents, scope, judge)
-    with sweep_lock(state, wait=options.wait):
-        started = time.monotonic()
+    with sweep_lock(state, clock, wait=options.wait):
+        started = clock.monotonic()
         recovery = writer.recover(root, sweep.journal)
         sweep.reviewed.update(recovery.reviewed)
         notes = recovery.notes
         result = _sweep(sweep, agents, scope, judge)
         try:  # the work is done; a full disk here costs a re-review or a log line, never content
             stores.save_ledger(root, state, sweep.reviewed)
-            _journal_run(sweep, result, time.monotonic() - started)
+            stores.save_sightings(root, state, sweep.sightings)
+            _journal_run(sweep, result, clock.monotonic() - started)
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
     return SweepResult(result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes))
@@ -136,13 +141,13 @@ def _judge_for(rules: Rules, state: Path, options: Options, given: Judge | None)
     settings = judge_mod.resolve_settings(rules.settings.judge, options.judge_settings)
     if not options.use_judge or not settings.enabled:
         return None, settings
-    return given or judge_mod.from_environment(settings, state), settings
+    return given or judge_mod.from_environment(settings, state, options.clock), settings
 
 
-def make_querier(root: Path, rules: Rules, state: Path) -> Querier:
+def make_querier(root: Path, rules: Rules, state: Path, clock: Clock) -> Querier:
     """The querier a sweep asks: the vault's index, refreshed on the first question (so an
     empty inbox never refreshes it)."""
-    return IndexQuerier(root, rules, state)
+    return IndexQuerier(root, rules, state, clock=clock)
 
 
 def _journal_run(sweep: Sweep, result: SweepResult, seconds: float) -> None:
@@ -238,12 +243,12 @@ def _collect(sweep: Sweep, agent: str, folder: Path) -> tuple[list[cand.Candidat
         if sweep.reviewed.get(item.rel) == content_hash(raw):
             skipped.append(Skipped(item.rel, "needs review (unchanged since it was flagged)"))
             continue
-        age = time.time() - stat.st_mtime
-        if age < settings.settle_seconds and item.rel not in sweep.options.overdue:
-            skipped.append(Skipped(item.rel, f"still being written (modified {age:.1f}s ago)"))
+        quiet, age = _quiet_for(sweep, item.rel, stat)
+        if quiet < settings.settle_seconds and item.rel not in sweep.options.overdue:
+            skipped.append(Skipped(item.rel, _unsettled(age, quiet)))
             continue
         candidate = cand.build(raw, item.rel, agent, sweep.rules)
-        waiting = _still_arriving(candidate, raw, age, settings.settle_ceiling_seconds)
+        waiting = _still_arriving(candidate, raw, quiet, settings.settle_ceiling_seconds)
         if waiting and item.rel not in sweep.options.overdue:
             skipped.append(Skipped(item.rel, waiting))
             continue
@@ -255,9 +260,31 @@ def _signature(stat: os.stat_result) -> tuple[int, int, int]:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
-def _still_arriving(candidate: cand.Candidate, raw: bytes, age: float, ceiling: float) -> str | None:
+def _quiet_for(sweep: Sweep, rel: str, stat: os.stat_result) -> tuple[float, float]:
+    """(seconds the file is known unchanged, its mtime's age by the clock).
+
+    Known unchanged: since its mtime, unless that is in the future (a sync peer's skewed
+    clock, a shifted test clock), or since sweeps first saw it with this size and mtime,
+    whichever is longer. A file the watcher saw quiet for the settle window counts as such.
+    """
+    now = sweep.options.clock.timestamp()
+    age = now - stat.st_mtime
+    seen = sweep.sightings.get(rel)
+    if seen is None or not seen.same(stat.st_size, stat.st_mtime_ns) or seen.seen > now:
+        seen = sweep.sightings[rel] = stores.Sighting(stat.st_size, stat.st_mtime_ns, now)
+    watched = sweep.rules.settings.settle_seconds if rel in sweep.options.observed and age < 0 else 0.0
+    return max(age, now - seen.seen, watched), age
+
+
+def _unsettled(age: float, quiet: float) -> str:
+    if age >= 0:
+        return f"still being written (modified {age:.1f}s ago)"
+    return f"still being written (its mtime is {-age:.0f}s in the future; unchanged for {quiet:.0f}s)"
+
+
+def _still_arriving(candidate: cand.Candidate, raw: bytes, quiet: float, ceiling: float) -> str | None:
     """An empty file or an unclosed frontmatter waits, up to the ceiling (then needs_review)."""
-    if (not raw.strip() or candidate.note.unclosed) and age < ceiling:
+    if (not raw.strip() or candidate.note.unclosed) and quiet < ceiling:
         return "empty file, waiting for its content" if not raw.strip() else "frontmatter not closed yet"
     return None
 

@@ -21,10 +21,11 @@ from typing import Any
 
 from memory_curator import compose, stores, sweep, writer
 from memory_curator.actions import journalled, locked, person
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.decision_log import Entry, entries
 from memory_curator.errors import CuratorError
 from memory_curator.notes import content_hash
-from memory_curator.state import state_dir, utcnow
+from memory_curator.state import state_dir
 from memory_curator.vault import DROPPED, INBOX, safe_join
 
 UNDOABLE = ("promote", "patch", "drop", "needs_review", "restore")
@@ -82,11 +83,12 @@ def undo(
     explicit_state: str | None = None,
     user: str | None = None,
     wait: bool = False,
+    clock: Clock = SystemClock(),
 ) -> UndoResult:
     """Undo `run_id`, or (None) the latest run not yet undone."""
     state = state_dir(root, explicit_state)
-    now = utcnow()
-    with locked(root, state, wait) as journal:
+    now = clock.now()
+    with locked(root, state, clock, wait) as journal:
         records = list(journal.records())
         log = entries(records)
         target = run_id or last_run(log, records)

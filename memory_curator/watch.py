@@ -16,8 +16,7 @@ import signal
 import socket
 import stat
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,6 +35,8 @@ from watchdog.events import (
 from watchdog.observers import Observer
 
 from memory_curator import sweep
+from memory_curator.bell import Bell
+from memory_curator.clock import Clock, SystemClock
 from memory_curator.errors import CuratorError
 from memory_curator.notes import parse
 from memory_curator.result import SweepResult
@@ -66,6 +67,7 @@ class Entry:
     first_seen: float
     not_before: float
     look: Look | None
+    looked: float  # when `look` was taken: a later equal look means quiet since then
 
 
 class Tracker:
@@ -80,12 +82,12 @@ class Tracker:
         wait = max(self.settle - quiet_for, LOOK_GAP)
         entry = self.entries.get(rel)
         if entry is None:
-            self.entries[rel] = Entry(now, now + wait, look)
+            self.entries[rel] = Entry(now, now + wait, look, now)
             return
         # quiet time restarts with each event, but a file that never goes quiet is looked at by the ceiling
         entry.not_before = min(max(entry.not_before, now + wait), entry.first_seen + self.ceiling)
         if quiet_for == 0.0:
-            entry.look = look
+            entry.look, entry.looked = look, now
 
     def due(self, now: float) -> list[str]:
         return sorted(rel for rel, entry in self.entries.items() if entry.not_before <= now)
@@ -94,22 +96,23 @@ class Tracker:
         return min((entry.not_before for entry in self.entries.values()), default=None)
 
     def judge(self, rel: str, now: float, look: Look | None, mtime_age: float, arriving: bool) -> str:
-        """After a look at a due file: "gone", "ready", "overdue" (swept as needs_review) or "wait"."""
+        """After a look at a due file: "gone", "ready", "overdue" (swept as needs_review) or "wait".
+
+        Quiet time is the mtime's age; an mtime in the future (a skewed clock) tells nothing,
+        so then it is the time since an equal look."""
         entry = self.entries.pop(rel)
         if look is None:
             return "gone"
-        changed = look != entry.look or mtime_age < self.settle
+        same = look == entry.look
+        quiet = mtime_age if mtime_age >= 0 else (now - entry.looked if same else 0.0)
+        changed = not same or quiet < self.settle
         if changed and now - entry.first_seen >= self.ceiling:
             return "overdue"
-        if not changed and (not arriving or mtime_age >= self.ceiling):
+        if not changed and (not arriving or quiet >= self.ceiling):
             return "ready"  # past the ceiling an unfinished file goes to the sweep, which flags it
-        if look != entry.look:
-            wait = self.settle
-        elif mtime_age < self.settle:
-            wait = self.settle - mtime_age  # an mtime in the future (clock skew) waits it out
-        else:
-            wait = self.settle  # quiet but unfinished: look again later
-        self.entries[rel] = Entry(entry.first_seen, now + max(wait, LOOK_GAP), look)
+        # changed: a full window again; quiet but not for long enough: the rest of it; unfinished: later
+        wait = self.settle - quiet if same and quiet < self.settle else self.settle
+        self.entries[rel] = Entry(entry.first_seen, now + max(wait, LOOK_GAP), look, entry.looked if same else now)
         return "wait"
 
 
@@ -172,14 +175,14 @@ class Batch:
 
 
 class _Handler(FileSystemEventHandler):
-    """Runs on the observer's thread: only queues (path, is_dir, when); the loop does the rest."""
+    """Runs on the observer's thread: only passes (path, is_dir) on; the loop does the rest."""
 
-    def __init__(self, sink: queue.SimpleQueue[tuple[str, bool, float]]) -> None:
-        self.sink = sink
+    def __init__(self, notify: Callable[[str, bool], None]) -> None:
+        self.notify = notify
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         path = event.dest_path if event.event_type == "moved" else event.src_path
-        self.sink.put((os.fsdecode(path), event.is_directory, time.monotonic()))
+        self.notify(os.fsdecode(path), event.is_directory)
 
 
 class Watcher:
@@ -192,11 +195,13 @@ class Watcher:
         use_judge: bool = True,
         state: str | None = None,
         judge: sweep.Judge | None = None,
+        clock: Clock = SystemClock(),
     ) -> None:
         self.root = root = root.resolve()  # event paths are real paths on macOS
         self.inbox = root / INBOX
         self.state = state_dir(root, state)
-        self.options = sweep.Options(use_judge=use_judge, wait=True, state_dir=str(self.state))
+        self.clock = clock  # monotonic: the settle and reconcile timers; timestamp: mtime ages
+        self.options = sweep.Options(use_judge=use_judge, wait=True, state_dir=str(self.state), clock=clock)
         self.judge = judge
         self.settings: Settings = load_for_vault(root).settings
         refusal = sweep.host_refusal(self.settings.curator_host, socket.gethostname())
@@ -205,6 +210,7 @@ class Watcher:
         self.tracker = Tracker(self.settings.settle_seconds, self.settings.settle_ceiling_seconds)
         self.events: queue.SimpleQueue[tuple[str, bool, float]] = queue.SimpleQueue()
         self.stop = threading.Event()
+        self.bell = Bell()  # closed when run() ends
         self.ready: dict[str, bool] = {}  # settled files waiting for their batch -> overdue
         self.ready_since = 0.0
         self.sweeps = 0
@@ -212,7 +218,12 @@ class Watcher:
     def request_stop(self) -> None:
         """Safe from a signal handler: sets the flag and wakes the loop."""
         self.stop.set()
-        self.events.put(("", False, time.monotonic()))
+        self.bell.ring()
+
+    def notify(self, path: str, is_dir: bool) -> None:
+        """An event names `path` (the observer's thread): queued with its time, then the loop woken."""
+        self.events.put((path, is_dir, self.clock.monotonic()))
+        self.bell.ring()
 
     def run(self) -> Iterator[Batch | Notice]:
         self.inbox.mkdir(parents=True, exist_ok=True)
@@ -223,12 +234,12 @@ class Watcher:
                 f"watching {self.inbox} (settle {self.settings.settle_seconds:g}s, reconcile every {every:g}s)"
             )
             self.scan()  # the backlog
-            reconcile_at = time.monotonic() + every
+            reconcile_at = self.clock.monotonic() + every
             while not self.stop.is_set():
                 self._track(self._wait(reconcile_at))
-                if time.monotonic() >= reconcile_at:
+                if self.clock.monotonic() >= reconcile_at:
                     self.scan()
-                    reconcile_at = time.monotonic() + every
+                    reconcile_at = self.clock.monotonic() + every
                 self._look()
                 if self._batch_complete():
                     yield from self._sweep()
@@ -237,11 +248,12 @@ class Watcher:
         finally:
             observer.stop()
             observer.join(timeout=5)
+            self.bell.close()
         yield Notice("stopped")
 
     def _start_observer(self) -> Any:
         observer = Observer()
-        observer.schedule(_Handler(self.events), str(self.inbox), recursive=True, event_filter=EVENTS)
+        observer.schedule(_Handler(self.notify), str(self.inbox), recursive=True, event_filter=EVENTS)
         try:
             observer.start()
         except OSError as exc:
@@ -255,7 +267,7 @@ class Watcher:
         """Track every candidate file of the inbox (or of `folders`) as if an event named it.
 
         A file's mtime age counts as quiet time, unless `fresh` (a folder that just moved in)."""
-        now, wall = time.monotonic(), time.time()
+        now, wall = self.clock.monotonic(), self.clock.timestamp()
         for agent, folder in agent_dirs(self.root) if folders is None else folders:
             for item in list_candidates(folder, agent, self.root):
                 look = look_at(item.path)
@@ -264,16 +276,20 @@ class Watcher:
 
     def _wait(self, reconcile_at: float) -> list[tuple[str, bool, float]]:
         """Sleep until an event, the next due file, the batch deadline or the reconcile."""
-        times = [reconcile_at, time.monotonic() + TICK]
+        times = [reconcile_at, self.clock.monotonic() + TICK]
         due = self.tracker.next_due()
         if due is not None:
             times.append(due)
         if self.ready:
             times.append(self.ready_since + BATCH_GATHER)
-        try:
-            got = [self.events.get(timeout=max(min(times) - time.monotonic(), 0.0))]
-        except queue.Empty:
-            return []
+        got = self._queued()
+        if not got:  # events are queued before the bell rings: none is slept through
+            self.bell.wait(min(times) - self.clock.monotonic())
+            got = self._queued()
+        return got
+
+    def _queued(self) -> list[tuple[str, bool, float]]:
+        got = []
         while True:
             try:
                 got.append(self.events.get_nowait())
@@ -282,8 +298,6 @@ class Watcher:
 
     def _track(self, events: list[tuple[str, bool, float]]) -> None:
         for path, is_dir, when in events:
-            if not path:
-                continue  # a wake-up
             if is_dir:
                 self._new_folder(Path(path))
                 continue
@@ -297,7 +311,7 @@ class Watcher:
             self.scan([(nfc(folder.name), folder)], fresh=True)
 
     def _look(self) -> None:
-        now, wall = time.monotonic(), time.time()
+        now, wall = self.clock.monotonic(), self.clock.timestamp()
         for rel in self.tracker.due(now):
             path = self.root / rel
             look = look_at(path)
@@ -310,7 +324,7 @@ class Watcher:
 
     def _batch_complete(self) -> bool:
         """Files written together settle together: gather them so the judge makes one call."""
-        return bool(self.ready) and time.monotonic() - self.ready_since >= BATCH_GATHER
+        return bool(self.ready) and self.clock.monotonic() - self.ready_since >= BATCH_GATHER
 
     def _sweep(self) -> Iterator[Batch | Notice]:
         # a file that changed while its batch gathered waits again, unless it is overdue: those always change
@@ -324,9 +338,10 @@ class Watcher:
             self.options,
             only=frozenset(batch),
             overdue=frozenset(rel for rel, overdue in batch.items() if overdue),
+            observed=frozenset(rel for rel, overdue in batch.items() if not overdue),
             stop=self.stop.is_set,
         )
-        started = time.monotonic()
+        started = self.clock.monotonic()
         try:
             result = sweep.run(self.root, None, options, self.judge)
         except sweep.OtherHost as exc:  # the rules changed under us: this machine no longer sweeps
@@ -337,12 +352,13 @@ class Watcher:
             yield Notice(f"sweep failed: {exc}")
             return
         self.sweeps += 1
-        yield Batch(self.sweeps, result, time.monotonic() - started)
+        yield Batch(self.sweeps, result, self.clock.monotonic() - started)
 
     def _lock_free(self) -> bool:
         """Wait for a scheduled sweep to finish, but stay responsive to a stop."""
         while not lock_is_free(self.state):
-            if self.stop.wait(0.2):
+            self.bell.wait(0.2)
+            if self.stop.is_set():
                 return False
         return True
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memory_curator.clock import Clock
 from memory_curator.notes import as_list, content_hash, parse
-from memory_curator.state import iso, utcnow
+from memory_curator.state import iso
 from memory_curator.vault import relpath, safe_join
 
 TEMP_PATTERN = re.compile(r"^\..+\.mc[A-Za-z0-9_]{8}\.tmp$")
@@ -198,12 +199,16 @@ def write_state_file(path: Path, data: bytes) -> None:
 @dataclass
 class Journal:
     """Append-only JSONL decision log in the state directory; each line fsynced before the
-    action it announces starts."""
+    action it announces starts. Each record is stamped with `clock`'s time; a journal opened
+    without one can only be read."""
 
     path: Path
+    clock: Clock | None = None
 
     def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps({"time": iso(utcnow()), **record}, ensure_ascii=False, default=str) + "\n"
+        if self.clock is None:
+            raise TypeError(f"{self.path}: a journal opened without a clock cannot be written")
+        line = json.dumps({"time": iso(self.clock.now()), **record}, ensure_ascii=False, default=str) + "\n"
         new = not self.path.exists()
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:

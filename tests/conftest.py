@@ -1,24 +1,69 @@
 """Every test runs against a temp vault and a temp state directory; none touches the real
-home folder, the network, or needs an API key."""
+home folder, the network, or needs an API key. None depends on the date it runs: a test that
+needs a calendar date injects a `FixedClock`, and one that needs a fresh file sets its mtime
+from the clock it sweeps with. Data from ../shared/ is optional (`require_shared`)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from memory_curator.cli import cli
+from memory_curator.clock import Clock, FixedClock
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "vault_fixtures"
-REAL_VAULT = REPO.parent / "shared" / "real-vaults" / "obsidian-help-en"
+SHARED = REPO.parent / "shared"  # beside the repo in the workspace, absent from a plain clone
+REAL_VAULT = SHARED / "real-vaults" / "obsidian-help-en"
 OLD = 1_600_000_000  # an mtime well outside any settle window
+NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)  # "now" for tests that need a calendar date
+
+# No example database (.hypothesis/ in the checkout): tests write only their temp folders, even
+# when one fails; the failing example is printed, with a blob to @reproduce_failure it.
+settings.register_profile("no-files", database=None, print_blob=True)
+settings.load_profile("no-files")
+
+
+def require_shared(path: Path) -> Path:
+    """`path` from ../shared/: without it the test is skipped (a clone runs green on its own),
+    unless MC_REQUIRE_SHARED=1 (CI), where a missing file is a failure."""
+    if path.exists():
+        return path
+    reason = f"needs {path} (../shared/ is not beside this checkout)"
+    if os.environ.get("MC_REQUIRE_SHARED") == "1":
+        pytest.fail(f"{reason}; MC_REQUIRE_SHARED=1", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def real_vault() -> Path:
+    """The Obsidian Help vault (a real vault's notes), from ../shared/real-vaults/."""
+    return require_shared(REAL_VAULT)
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    """A clock stopped at NOW; `clock.advance(seconds)` moves it."""
+    return FixedClock(NOW)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis keeps its caches (filled from collection on) in a temp folder of this run,
+    not in .hypothesis/ in the checkout."""
+    folder = tempfile.mkdtemp(prefix="memory-curator-hypothesis-")
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    set_hypothesis_home_dir(folder)
 
 
 @pytest.fixture(autouse=True)
@@ -38,11 +83,13 @@ def age(path: Path) -> None:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    """A copy of vault_fixtures/ with settled inbox files."""
+    """A copy of vault_fixtures/ with every file's mtime in 2020: its inbox files are settled,
+    and no note looks freshly written (or written in the future) to any clock, shifted or not."""
     root = tmp_path / "vault"
     shutil.copytree(FIXTURES, root)
-    for path in (root / "_inbox").rglob("*.md"):
-        age(path)
+    for path in root.rglob("*"):
+        if path.is_file():
+            age(path)
     return root
 
 
@@ -71,8 +118,10 @@ def write_candidate() -> Callable[..., Path]:
 
 @pytest.fixture
 def invoke() -> Callable[..., Result]:
-    def run(*args: str, input: str | None = None) -> Result:
-        return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    """The CLI in-process; `clock=` is the one clock it passes down (default: the system's)."""
+
+    def run(*args: str, input: str | None = None, clock: Clock | None = None) -> Result:
+        return CliRunner().invoke(cli, list(args), input=input, obj=clock, catch_exceptions=False)
 
     return run
 

@@ -14,10 +14,11 @@ import pytest
 from fake_schedulers import Fakes, install_fakes
 
 from memory_curator import doctor, runlog, schedule
+from memory_curator.clock import FixedClock
 from memory_curator.doctor import Finding, Machine
 from memory_curator.state import state_dir, sweep_lock, vault_id
 
-NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
+from conftest import NOW
 
 
 @pytest.fixture(autouse=True)
@@ -68,8 +69,8 @@ def test_a_healthy_scheduled_vault_has_no_problem(vault: Path, invoke) -> None:
     assert "ok      schedule: cron every 15m (crontab)" in lines
     assert any(line.startswith("ok      last run: 2026-11-30 11:50:00Z: 2 processed (1 promoted") for line in lines)
 
-    result = invoke("doctor", "--vault", str(vault))
-    assert result.exit_code == 0
+    result = invoke("doctor", "--vault", str(vault), clock=FixedClock(NOW))
+    assert result.exit_code == 0, result.output
     assert "PROBLEM" not in result.output
 
 
@@ -135,7 +136,7 @@ def test_problem_state_directory_unusable(vault: Path, tmp_path: Path) -> None:
 
 def test_problem_lock_held_for_hours(vault: Path) -> None:
     state = state_dir(vault)
-    with sweep_lock(state):
+    with sweep_lock(state, FixedClock(NOW)):
         info = json.loads((state / "lock").read_text())
         info["since"] = "2026-11-30T09:00:00Z"
         (state / "lock").write_text(json.dumps(info))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
@@ -17,11 +18,12 @@ from memory_curator import candidate as cand
 from memory_curator import index as ix
 from memory_curator import index_querier as iq
 from memory_curator import indexing, notes
+from memory_curator.clock import FixedClock
 from memory_curator.querier import gather_facts
 from memory_curator.rules import load_for_vault
 from memory_curator.sweep import Options, run
 
-from conftest import REAL_VAULT, age, run_installed
+from conftest import NOW, age, run_installed
 
 FACT = """---
 type: fact
@@ -123,13 +125,16 @@ def test_refresh_sees_an_added_an_edited_a_deleted_and_a_renamed_note(vault: Pat
 
 def test_a_note_rewritten_in_the_same_instant_with_the_same_size_is_read_again(vault: Path, tmp_path: Path) -> None:
     """mtime may not tick between two writes: a note modified just before a refresh is re-read
-    by the next one even when its size and mtime look unchanged."""
+    by the next one even when its size and mtime look unchanged. "Just before" is by the
+    index's clock, here set to the file's own mtime (never the day the suite runs)."""
     state = state_of(tmp_path)
-    index = ix.Index(vault, load_for_vault(vault), state)
+    clock = FixedClock(NOW)
+    index = ix.Index(vault, load_for_vault(vault), state, clock)
     index.refresh()
     path = write(vault, "facts/acme/racy.md", fact("acme", "racy", "Value one."), settled=False)
-    index.refresh()
     stamp = path.stat().st_mtime_ns
+    clock.at = dt.datetime.fromtimestamp(stamp / 1e9, dt.UTC)
+    index.refresh()
     path.write_text(fact("acme", "racy", "Value two."))
     os.utime(path, ns=(stamp, stamp))
     assert index.refresh().changed == 1
@@ -240,9 +245,11 @@ def test_bom_crlf_bad_yaml_placeholders_hash_tags_and_strings_are_indexed(vault:
     assert {"notes/bad-yaml.md", "notes/template.md"} <= found  # indexed by their bodies
 
 
-def test_a_copy_of_a_real_vault_and_edited_copies_of_its_notes_index_without_error(tmp_path: Path) -> None:
+def test_a_copy_of_a_real_vault_and_edited_copies_of_its_notes_index_without_error(
+    tmp_path: Path, real_vault: Path
+) -> None:
     root = tmp_path / "real"
-    shutil.copytree(REAL_VAULT, root)
+    shutil.copytree(real_vault, root)
     (root / "_inbox").mkdir()
     source = root / "Home.md"
     text = source.read_text(encoding="utf-8")
@@ -257,7 +264,7 @@ def test_a_copy_of_a_real_vault_and_edited_copies_of_its_notes_index_without_err
     for name, edited in edits.items():
         write(root, f"Edited/{name}", edited)
     querier = querier_for(root, state_of(tmp_path))
-    expected = len(list(REAL_VAULT.rglob("*.md"))) + len(edits)
+    expected = len(list(real_vault.rglob("*.md"))) + len(edits)
     assert querier.index.count() == expected
     assert set(dict(querier.index.problems())) == {"Edited/invalid.md", "Edited/placeholder.md"}
     assert querier.match_name("Welcome") == ["Edited/stringlist.md"]

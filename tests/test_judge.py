@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,7 +27,7 @@ from memory_curator import sweep as sweep_mod
 from memory_curator.candidate import build
 from memory_curator.cli import cli
 from memory_curator.decide import JudgeVerdict, decide
-from memory_curator.errors import CuratorError
+from memory_curator.errors import CuratorError, RulesError
 from memory_curator.querier import FileQuerier, Neighbour, gather_facts
 from memory_curator.rules import CRITERIA, JudgeSettings, load_for_vault, parse
 
@@ -159,8 +160,8 @@ def judged(vault: Path, write_candidate, monkeypatch: pytest.MonkeyPatch, tmp_pa
     model = FakeModel(answering(all_promote))
     real = judge_mod.from_environment
 
-    def wired(settings: JudgeSettings, state: Path) -> judge_mod.AnthropicJudge | None:
-        judge = real(settings, state)
+    def wired(settings: JudgeSettings, state: Path, clock: Any = None) -> judge_mod.AnthropicJudge | None:
+        judge = real(settings, state, clock)
         if judge is not None:
             judge.http_client = httpx2.Client(transport=httpx2.MockTransport(model.handle))
         return judge
@@ -579,3 +580,167 @@ def test_a_renamed_known_rule_keeps_a_judged_duplicate(vault: Path) -> None:
         candidate, rules, facts, JudgeVerdict({c: True for c in CRITERIA}, drop_rule="low-confidence-unsourced")
     )
     assert cited.verdict == "needs_review" and "its condition does not hold" in cited.reason
+
+
+# --- the sweep's deadline (design §6, invariant 7) ------------------------------------------------
+
+
+def test_the_deadline_cuts_a_slow_drip(judged) -> None:
+    """Bytes keep arriving (so no per-read timeout ever fires), yet the sweep stops at its deadline."""
+    judged.candidates(2)
+
+    def drip(body: dict[str, Any]) -> httpx2.Response:
+        full = json.dumps({"verdicts": [answer(cid) for cid, _ in shown(body).values()]})
+        data = message(full).content
+
+        def chunks() -> Any:  # bounded: 20 slow bytes, then the rest (the abandoned worker ends by itself)
+            for byte in data[:20]:
+                time.sleep(0.25)
+                yield bytes([byte])
+            yield data[20:]
+
+        return httpx2.Response(200, headers={"content-type": "application/json"}, content=chunks())
+
+    judged.model.reply = drip
+    started = time.monotonic()
+    result, out = judged.run("--judge-set", "deadline_seconds=1", "--judge-set", "timeout_seconds=3")
+    assert time.monotonic() - started < 2.5
+    assert result.exit_code == 0 and out["needs_review"] == 2 and out["dropped"] == 0
+    assert all(a["reason"] == "load-bearing undecided; judge unavailable: deadline" for a in out["actions"])
+    assert result.stderr.splitlines() == [
+        "memory-curator: judge request 1/1 failed (2 candidates left undecided): deadline"
+    ]
+    assert out["judge"]["failures"] == 2
+    assert not (judged.state / judge_mod.CACHE_FILE).exists(), "failures are not cached"
+
+
+def test_requests_after_the_deadline_are_not_sent(judged) -> None:
+    judged.candidates(3)
+    fast = judged.model.reply
+
+    def reply(body: dict[str, Any]) -> httpx2.Response:
+        if len(judged.model.requests) > 1:  # the second request outlasts the deadline
+            time.sleep(3.0)
+        return fast(body)
+
+    judged.model.reply = reply
+    result, out = judged.run("--judge-set", "chunk_size=1", "--judge-set", "deadline_seconds=1.5")
+    assert result.exit_code == 0
+    reasons = {name: a["reason"] for name, a in by_name(out).items()}
+    assert by_name(out)["insight-01.md"]["verdict"] == "promote", "the first answer came in time and counts"
+    assert reasons["insight-02.md"] == reasons["insight-03.md"] == "load-bearing undecided; judge unavailable: deadline"
+    assert len(judged.model.requests) == 2, "the third request is never sent"
+    assert out["judge"]["requests"] == 2 and out["judge"]["failures"] == 2
+    assert result.stderr.splitlines() == [
+        "memory-curator: judge request 2/3 failed (1 candidate left undecided): deadline",
+        "memory-curator: judge request 3/3 not sent (1 candidate left undecided): deadline",
+    ]
+
+
+@pytest.mark.parametrize(("retry_after", "attempts"), [(None, 3), ("30", 1)])
+def test_retries_happen_only_inside_the_deadline(judged, retry_after: str | None, attempts: int) -> None:
+    """Backoff retries that fit are made; one the API asks to delay past the deadline is not."""
+    judged.candidates(1)
+    headers = {"retry-after": retry_after} if retry_after else {}
+    judged.model.reply = lambda body: httpx2.Response(
+        500, headers=headers, json={"type": "error", "error": {"type": "api_error", "message": "no"}}
+    )
+    started = time.monotonic()
+    _, out = judged.run("--judge-set", "max_retries=2", "--judge-set", "deadline_seconds=5")
+    assert time.monotonic() - started < 4.5
+    assert len(judged.model.requests) == attempts
+    [action] = out["actions"]
+    assert action["reason"] == "load-bearing undecided; judge unavailable: server error (HTTP 500)"
+
+
+def test_each_attempt_is_capped_by_the_time_left(judged) -> None:
+    judged.candidates(1)
+    timeouts: list[dict[str, float]] = []
+    reply = judged.model.reply
+
+    def handle(request: httpx2.Request) -> httpx2.Response:
+        timeouts.append(request.extensions["timeout"])
+        return reply(json.loads(request.content))
+
+    judged.model.handle = handle  # type: ignore[method-assign]
+    _, out = judged.run("--judge-set", "deadline_seconds=2", "--judge-set", "timeout_seconds=60")
+    assert out["promoted"] == 1
+    [timeout] = timeouts
+    assert 1 < timeout["read"] <= 2 and 1 < timeout["connect"] <= 2, timeout
+
+
+def test_the_deadline_setting(judged) -> None:
+    assert JudgeSettings().deadline_seconds == 60
+    env = {"MEMORY_CURATOR_JUDGE_DEADLINE_SECONDS": "12.5"}
+    assert judge_mod.resolve_settings(JudgeSettings(), [], env).deadline_seconds == 12.5
+    assert judge_mod.resolve_settings(JudgeSettings(), [("deadline_seconds", "3")], env).deadline_seconds == 3
+    for bad in ("0", "-1", "nan", "NaN", "inf", "1e9", "soon"):
+        with pytest.raises(CuratorError, match="deadline_seconds"):
+            judge_mod.resolve_settings(JudgeSettings(), [("deadline_seconds", bad)], {})
+    with pytest.raises(CuratorError, match="timeout_seconds"):
+        judge_mod.resolve_settings(JudgeSettings(), [("timeout_seconds", "nan")], {})
+    text = (judged.vault / "_meta/inbox-rules.md").read_text()
+    assert parse(text, "rules.md").settings.judge.deadline_seconds == 60
+    with_deadline = text.replace("    deadline_seconds: 60 ", "    deadline_seconds: VALUE ")
+    assert "VALUE" in with_deadline
+    assert parse(with_deadline.replace("VALUE", "30"), "rules.md").settings.judge.deadline_seconds == 30
+    for bad in (".nan", ".inf", "0", "-5", "1e12"):
+        with pytest.raises(RulesError, match="deadline_seconds"):
+            parse(with_deadline.replace("VALUE", bad), "rules.md")
+
+
+# --- what gets stored from an answer is capped ----------------------------------------------------
+
+
+def test_a_50_mb_reason_is_cut_before_it_is_stored(vault: Path, tmp_path: Path) -> None:
+    rules = load_for_vault(vault)
+    item = judge_prompt.Item(build(insight(1), "_inbox/agent-a/insight-01.md", "agent-a", rules), ())
+    prompt = judge_prompt.build_prompt([item], rules)
+    huge = "why " * 12_500_000  # 50 MB
+    batch = judge_prompt.Batch.model_validate({"verdicts": [answer("c1", reason=huge, drop_rule="x" * 1_000_000)]})
+    verdict = judge_prompt.map_answers(batch, prompt, rules, MODEL)[item.candidate.inbox_path]
+    raw = verdict.audit["raw"]
+    assert isinstance(raw, dict)
+    assert len(raw["reason"]) == judge_prompt.STORED_CHARS and raw["reason"].endswith("…")
+    assert len(raw["drop_rule"]) == judge_prompt.STORED_CHARS
+    assert len(json.dumps(verdict.audit)) < 5_000
+    ok = judge_prompt.map_answers(
+        judge_prompt.Batch.model_validate({"verdicts": [answer("c1", reason=huge)]}), prompt, rules, MODEL
+    )[item.candidate.inbox_path]
+    cache = judge_mod.VerdictCache(tmp_path / judge_mod.CACHE_FILE)
+    cache.put("k", ok)
+    cache.save()
+    assert (tmp_path / judge_mod.CACHE_FILE).stat().st_size < 5_000
+    # an old cache entry that holds a huge reason is cut when read back, too
+    cache.entries["k"]["answer"]["reason"] = huge
+    again = cache.get("k", item)
+    assert again is not None and len(again.audit["raw"]["reason"]) == judge_prompt.STORED_CHARS
+
+
+def test_a_huge_reason_reaches_the_journal_cut(judged) -> None:
+    judged.candidates(1)
+    judged.model.reply = answering(lambda title, cid, notes: [answer(cid, reason="because " * 200_000)])
+    _, out = judged.run()
+    assert out["promoted"] == 1
+    [record] = [r for r in journal(judged.state) if r["event"] == "judge"]
+    assert len(record["raw"]["reason"]) == judge_prompt.STORED_CHARS
+    assert (judged.state / "journal.jsonl").stat().st_size < 20_000
+    assert (judged.state / judge_mod.CACHE_FILE).stat().st_size < 5_000
+
+
+def test_the_cache_is_written_with_the_state_file_recipe(judged, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_curator import writer
+
+    written: list[Path] = []
+    real = writer.write_state_file
+
+    def spy(path: Path, data: bytes) -> None:
+        written.append(path)
+        real(path, data)
+
+    monkeypatch.setattr(writer, "write_state_file", spy)
+    judged.candidates(1)
+    judged.run()
+    assert written.count(judged.state / judge_mod.CACHE_FILE) == 1
+    assert json.loads((judged.state / judge_mod.CACHE_FILE).read_text())
+    assert [p.name for p in judged.state.iterdir() if p.name.endswith(".tmp")] == []

@@ -143,3 +143,104 @@ def test_the_timeout_is_a_hard_cap(vault: Path, write_candidate, provider: str, 
         "memory-curator: judge request 1/1 failed (1 candidate left undecided): timeout"
     ]
     assert (vault / "_inbox/agent-a/standups.md").is_file()
+
+
+# --- the sweep's deadline: a silent or dripping API cannot hold a sweep (invariant 7) -------------
+
+DEADLINE = 2.0
+_STOP = threading.Event()  # set at teardown: every handler loop below ends on it (and is bounded anyway)
+
+
+class HostileProvider(BaseHTTPRequestHandler):
+    """`silent`: reads the request and never answers. `drip`: a valid header, then a (valid)
+    body one byte every 2 s."""
+
+    mode: ClassVar[str] = "silent"
+    requests: ClassVar[int] = 0
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        type(self).requests += 1
+        if self.mode == "silent":
+            _STOP.wait(60)
+            return
+        text = json.dumps({"verdicts": []})
+        reply = {
+            "id": "msg_drip",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        data = json.dumps(reply).encode()
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            for byte in data:  # bounded: at most len(data) bytes, and _STOP ends it
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                if _STOP.wait(2.0):
+                    return
+        except OSError:  # the client hung up: what the deadline is for
+            pass
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile() -> Iterator[type[HostileProvider]]:
+    _STOP.clear()
+    HostileProvider.mode, HostileProvider.requests = "silent", 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), HostileProvider)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    HostileProvider.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
+    try:
+        yield HostileProvider
+    finally:
+        _STOP.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.mark.parametrize("mode", ["silent", "drip"])
+def test_a_hostile_api_cannot_hold_the_sweep_past_its_deadline(
+    vault: Path, write_candidate, hostile: type[HostileProvider], tmp_path: Path, mode: str
+) -> None:
+    hostile.mode = mode
+    path = write_candidate(vault, "standups.md", CANDIDATE)
+    args = ["run", "_inbox/agent-a", "--json"]
+    if mode == "silent":  # the deadline from the rules file (defaults everywhere else: timeout 60 s, 2 retries)
+        rules = vault / "_meta/inbox-rules.md"
+        text = rules.read_text()
+        assert "    deadline_seconds: 60 " in text
+        rules.write_text(text.replace("    deadline_seconds: 60 ", "    deadline_seconds: 2 "))
+    else:  # from the command line; the per-read timeout is never reached by a drip
+        args += ["--judge-set", f"deadline_seconds={DEADLINE:g}", "--judge-set", "timeout_seconds=4"]
+    started = time.monotonic()
+    proc = run_installed(*args, cwd=vault, env=_env(hostile.url, tmp_path / "state"))  # type: ignore[attr-defined]
+    elapsed = time.monotonic() - started
+    print(f"\n{mode}: the sweep took {elapsed:.2f} s with deadline_seconds={DEADLINE:g}")
+    assert proc.returncode == 0, proc.stderr
+    assert elapsed < DEADLINE + 5
+    assert hostile.requests >= 1, "the request did reach the hostile server"
+    out = json.loads(proc.stdout)
+    [action] = out["actions"]
+    assert action["verdict"] == "needs_review"
+    assert action["reason"] == "load-bearing undecided; judge unavailable: deadline"
+    assert out["dropped"] == 0 and out["judge"]["failures"] == 1
+    assert proc.stderr.splitlines() == [
+        "memory-curator: judge request 1/1 failed (1 candidate left undecided): deadline"
+    ]
+    text = path.read_text(encoding="utf-8")
+    assert "> ⚠ curator uncertainty: load-bearing undecided; judge unavailable: deadline (" in text
+    assert "needs-review" in text
+    assert not (vault / "_inbox/.dropped").exists()

@@ -17,6 +17,7 @@ import pytest
 from safety_kit import KINDS, add_candidate, assert_conserved, census, new_vault, normalized, populate, temps
 
 from memory_curator import sweep, writer
+from memory_curator.clock import Clock, FixedClock, SystemClock
 from memory_curator.state import lock_holder, lock_is_free, sweep_lock
 
 BIG = 200  # candidates: enough that a sweep holds the lock a while after both sweeps start
@@ -46,8 +47,8 @@ def _start(root: Path, state: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen([*args, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _sweep(root: Path, state: Path) -> sweep.SweepResult:
-    return sweep.run(root, None, sweep.Options(use_judge=False, state_dir=str(state)))
+def _sweep(root: Path, state: Path, clock: Clock = SystemClock()) -> sweep.SweepResult:
+    return sweep.run(root, None, sweep.Options(use_judge=False, state_dir=str(state), clock=clock))
 
 
 # --- one sweep at a time --------------------------------------------------------------------
@@ -57,7 +58,7 @@ def test_a_second_sweep_exits_75_with_one_line(big, tmp_path: Path) -> None:
     root, state = _copy(big, tmp_path)
     state.mkdir()
     before = normalized(root)
-    with sweep_lock(state):
+    with sweep_lock(state, SystemClock()):
         proc = _start(root, state)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 75
@@ -93,7 +94,7 @@ def test_wait_blocks_until_the_lock_is_free(big, tmp_path: Path) -> None:
     root, state = _copy(big, tmp_path)
     state.mkdir()
     before = normalized(root)
-    with sweep_lock(state):
+    with sweep_lock(state, SystemClock()):
         proc = _start(root, state, "--wait")
         time.sleep(1.5)
         assert proc.poll() is None, "it waits instead of exiting 75"
@@ -214,8 +215,9 @@ def test_a_candidate_rewritten_after_its_note_was_written_is_not_removed(tmp_pat
 # --- files still being written --------------------------------------------------------------
 
 
-def _aged(path: Path, seconds: float) -> Path:
-    moment = time.time() - seconds
+def _aged(path: Path, seconds: float, clock: Clock) -> Path:
+    """Give `path` an mtime `seconds` before the clock's now (negative: in its future)."""
+    moment = clock.timestamp() - seconds
     os.utime(path, (moment, moment))
     return path
 
@@ -224,42 +226,88 @@ def _skipped(result: sweep.SweepResult) -> dict[str, str]:
     return {s.inbox_path: s.reason for a in result.agents for s in a.skipped}
 
 
-def test_a_candidate_inside_the_settle_window_waits(tmp_path: Path) -> None:
+def _verdicts(result: sweep.SweepResult) -> dict[str, str]:
+    return {x.inbox_path: x.verdict for a in result.agents for x in a.actions}
+
+
+def test_a_candidate_inside_the_settle_window_waits(tmp_path: Path, clock: FixedClock) -> None:
     root = new_vault(tmp_path / "vault")
-    path = _aged(add_candidate(root, "promote", "s1"), 1)
+    path = _aged(add_candidate(root, "promote", "s1"), 1, clock)
     before = path.read_bytes()
-    result = _sweep(root, tmp_path / "state")
+    result = _sweep(root, tmp_path / "state", clock)
     assert "still being written" in _skipped(result)[f"_inbox/agent-a/{path.name}"]
     assert result.totals()["processed"] == 0 and path.read_bytes() == before
 
 
-def test_an_unclosed_frontmatter_waits_then_gets_needs_review(tmp_path: Path) -> None:
+def test_a_candidate_stamped_in_the_future_settles_after_the_window_of_observation(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    """A sync peer with a fast clock (or a shifted test clock) stamps mtimes in our future: the
+    file settles once sweeps have seen it unchanged for settle_seconds (3), not never."""
+    root = new_vault(tmp_path / "vault")
+    path = _aged(add_candidate(root, "promote", "f1"), -3600, clock)
+    rel = f"_inbox/agent-a/{path.name}"
+    first = _sweep(root, tmp_path / "state", clock)
+    assert "in the future" in _skipped(first)[rel] and path.exists()
+    clock.advance(2)
+    assert rel in _skipped(_sweep(root, tmp_path / "state", clock))
+    clock.advance(1)
+    assert _verdicts(_sweep(root, tmp_path / "state", clock)) == {rel: "promote"}
+    assert not path.exists()
+    assert json.loads((tmp_path / "state/sightings.json").read_text()) == {}  # forgotten once it left
+
+
+def test_a_candidate_changed_between_sweeps_starts_its_observation_again(tmp_path: Path, clock: FixedClock) -> None:
+    root = new_vault(tmp_path / "vault")
+    path = _aged(add_candidate(root, "promote", "f2"), -3600, clock)
+    rel = f"_inbox/agent-a/{path.name}"
+    assert rel in _skipped(_sweep(root, tmp_path / "state", clock))
+    clock.advance(2)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("One more line from the agent.\n")
+    _aged(path, -3600, clock)
+    assert rel in _skipped(_sweep(root, tmp_path / "state", clock))
+    clock.advance(2)  # 4 s since first seen, 2 s since it changed
+    assert rel in _skipped(_sweep(root, tmp_path / "state", clock))
+    clock.advance(1)
+    assert _verdicts(_sweep(root, tmp_path / "state", clock)) == {rel: "promote"}
+
+
+def test_a_dry_run_observes_but_records_nothing(tmp_path: Path, clock: FixedClock) -> None:
+    root = new_vault(tmp_path / "vault")
+    path = _aged(add_candidate(root, "promote", "f3"), -3600, clock)
+    options = sweep.Options(use_judge=False, state_dir=str(tmp_path / "state"), clock=clock, dry_run=True)
+    assert f"_inbox/agent-a/{path.name}" in _skipped(sweep.run(root, None, options))
+    assert not (tmp_path / "state/sightings.json").exists()
+
+
+def test_an_unclosed_frontmatter_waits_then_gets_needs_review(tmp_path: Path, clock: FixedClock) -> None:
     root = new_vault(tmp_path / "vault")
     path = root / "_inbox/agent-a/half.md"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"---\ntype: fact\nentity: half\nmarker h1\n")
-    _aged(path, 60)
-    result = _sweep(root, tmp_path / "state")
+    _aged(path, 60, clock)
+    result = _sweep(root, tmp_path / "state", clock)
     assert _skipped(result)["_inbox/agent-a/half.md"] == "frontmatter not closed yet"
     assert path.read_bytes() == b"---\ntype: fact\nentity: half\nmarker h1\n"
-    _aged(path, 3601)  # past settings.settle_ceiling_seconds: nothing waits forever
-    result = _sweep(root, tmp_path / "state")
+    _aged(path, 3601, clock)  # past settings.settle_ceiling_seconds: nothing waits forever
+    result = _sweep(root, tmp_path / "state", clock)
     (action,) = result.agents[-1].actions
     assert action.verdict == "needs_review" and "no closing ---" in action.reason
     assert path.read_bytes().startswith(b"---\ntype: fact\nentity: half\nmarker h1\n")
     assert b"> \xe2\x9a\xa0 curator uncertainty: the frontmatter has no closing ---" in path.read_bytes()
 
 
-def test_an_empty_file_waits_then_gets_needs_review(tmp_path: Path) -> None:
+def test_an_empty_file_waits_then_gets_needs_review(tmp_path: Path, clock: FixedClock) -> None:
     root = new_vault(tmp_path / "vault")
     path = root / "_inbox/agent-a/empty.md"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")
-    _aged(path, 60)
-    result = _sweep(root, tmp_path / "state")
+    _aged(path, 60, clock)
+    result = _sweep(root, tmp_path / "state", clock)
     assert _skipped(result)["_inbox/agent-a/empty.md"] == "empty file, waiting for its content"
-    _aged(path, 3601)
-    (action,) = _sweep(root, tmp_path / "state").agents[-1].actions
+    _aged(path, 3601, clock)
+    (action,) = _sweep(root, tmp_path / "state", clock).agents[-1].actions
     assert (action.verdict, action.reason) == ("needs_review", "empty file")
 
 

@@ -23,6 +23,7 @@ from fake_schedulers import Fakes, install_fakes
 
 from memory_curator import runlog, schedule
 from memory_curator.cli import main
+from memory_curator.clock import SystemClock
 from memory_curator.errors import EXIT_LOCKED
 from memory_curator.state import state_dir, sweep_lock, vault_id
 
@@ -408,7 +409,7 @@ def test_errors_and_a_busy_lock_are_logged_not_printed(vault: Path, invoke, tmp_
     state, log = tmp_path / "state", tmp_path / "state" / "sweeps.log"
     args = ("run", "--vault", str(vault), "--state-dir", str(state), "--json", "--log-file", str(log))
     state.mkdir()
-    with sweep_lock(state):
+    with sweep_lock(state, SystemClock()):
         busy = invoke(*args)
     assert busy.exit_code == EXIT_LOCKED and busy.output == ""
     (vault / "_meta/inbox-rules.md").write_text("no rules block here\n")

@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 from fake_schedulers import Fakes, install_fakes
 from loop_kit import CONTRADICTION, INSIGHT, PATCHING, THIN_FACT, UNSOURCED, fail, sweep
 
 from memory_curator import sweep as sweep_mod
+from memory_curator.clock import FixedClock
 from memory_curator.compose import has_review_tag
 from memory_curator.notes import parse
 from memory_curator.status import per_day
+
+from conftest import NOW
 
 STATUS_KEYS = [
     "vault",
@@ -79,6 +84,13 @@ def scripted(root: Path, invoke, write_candidate) -> list[dict]:
     return [first, second]
 
 
+@pytest.fixture
+def invoke(invoke: Callable[..., Result], clock: FixedClock) -> Callable[..., Result]:
+    """Every command of a test here runs at the same fixed moment: the days, the 7-day drops and
+    `--since` are counted from it, not from the day the suite runs."""
+    return functools.partial(invoke, clock=clock)
+
+
 @pytest.fixture(autouse=True)
 def fake_schedulers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fakes:
     """`status` reads the schedule: never the real crontab, launchctl or systemctl."""
@@ -104,7 +116,7 @@ def test_status_counts_match_the_files_on_disk(vault: Path, invoke, write_candid
         assert seen["run"] == run["run_id"] and seen["undone"] is False
         assert [seen[k] for k in SWEEP_KEYS[3:8]] == [run[k] for k in SWEEP_KEYS[3:8]]
     days = data["verdicts_per_day"]
-    assert len(days) == 14 and days[-1]["date"] == dt.datetime.now(dt.UTC).date().isoformat()
+    assert len(days) == 14 and days[-1]["date"] == NOW.date().isoformat()
     today = {k: days[-1][k] for k in ("promote", "patch", "drop", "needs_review")}
     assert today["drop"] == disk["dropped"]
     assert today["patch"] == sum(r["patched"] for r in runs)

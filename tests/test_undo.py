@@ -13,9 +13,8 @@ from memory_curator import undo as undo_mod
 from memory_curator.compose import dropped_text
 from memory_curator.decision_log import Entry
 from memory_curator.notes import content_hash
-from memory_curator.state import utcnow
 
-from conftest import age, snapshot
+from conftest import NOW, age, snapshot
 
 ZEBRA = """---
 type: fact
@@ -154,7 +153,7 @@ def test_a_drop_is_undone_from_its_audit_copy_when_the_store_is_gone(
 
 def test_from_dropped_recovers_the_exact_original() -> None:
     for original in (b"abc\n", b"abc", b"x\r\ny\r\n", b""):
-        copy = dropped_text(original, "a reason", utcnow())
+        copy = dropped_text(original, "a reason", NOW)
         assert undo_mod.from_dropped(copy, content_hash(original)) == original
     assert undo_mod.from_dropped(b"no audit line\n", content_hash(b"no audit line")) is None
 

@@ -7,6 +7,7 @@ The vault's own rules file sets a short settle window (no test-only code paths);
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from memory_curator import watch, writer
+from memory_curator.clock import SystemClock
 from memory_curator.state import lock_is_free, state_dir, sweep_lock
 from memory_curator.sweep import OtherHost
 from memory_curator.watch import LOOK_GAP, Batch, Look, Notice, Tracker, Watcher, inbox_rel
@@ -49,6 +51,13 @@ def fact(entity: str, value: str = "Berlin", body: str = "Seen on the company si
         f"---\ntype: fact\nentity: {entity}\npredicate: headquarters\nvalue: {value} ({words})\n{src}"
         f"source_skill: web-research\nconfidence: 2\n---\n{body}{words}\n"
     )
+
+
+def stamp_now(path: Path) -> None:
+    """Give `path` the clock's now as its mtime, as a local agent's fresh write has (the kernel
+    stamps the real time, which a shifted test clock does not share)."""
+    now = time.time()
+    os.utime(path, (now, now))
 
 
 def wait_for(check: Callable[[], object], timeout: float = 10.0) -> None:
@@ -150,6 +159,23 @@ def test_a_scanned_file_counts_its_mtime_age_as_quiet_time() -> None:
     assert tracker.due(102.0) == ["new.md", "old.md"]
 
 
+def test_an_mtime_in_the_future_is_not_quiet_time_equal_looks_a_window_apart_are() -> None:
+    """A sync peer's fast clock (or a shifted test clock) stamps mtimes in our future."""
+    tracker = Tracker(settle=3, ceiling=3600)
+    tracker.seen("a.md", 100.0, Look(10, 1), quiet_for=0.0)  # a scan: max(mtime age, 0)
+    assert tracker.due(102.9) == []
+    assert tracker.judge("a.md", 101.0, Look(10, 1), mtime_age=-3600.0, arriving=False) == "wait"
+    assert tracker.due(102.9) == [] and tracker.due(103.0) == ["a.md"]  # the rest of the window
+    assert tracker.judge("a.md", 103.0, Look(10, 1), mtime_age=-3598.0, arriving=False) == "ready"
+
+
+def test_a_file_with_a_future_mtime_that_keeps_changing_is_overdue_not_ready() -> None:
+    tracker = Tracker(settle=3, ceiling=10)
+    for second in range(11):  # a write every second, the last one just before the look
+        tracker.seen("a.md", 100.0 + second, Look(second, 10**12 + second))
+    assert tracker.judge("a.md", 110.0, Look(10, 10**12 + 10), mtime_age=-3600.0, arriving=False) == "overdue"
+
+
 def test_a_file_gone_before_its_look_is_forgotten() -> None:
     tracker = Tracker(settle=3, ceiling=3600)
     tracker.seen("a.md", 100.0, Look(10, 1))
@@ -187,6 +213,7 @@ def test_two_chunks_with_an_open_frontmatter_are_swept_once_and_whole(fast_vault
     first, second = fact("acme").split("value:")
     with watching(fast_vault) as (_, items):
         path.write_text(first, encoding="utf-8")
+        stamp_now(path)
         time.sleep(1.0)  # twice the settle window: quiet, but the frontmatter is still open
         assert path.read_text(encoding="utf-8") == first
         with path.open("a", encoding="utf-8") as handle:
@@ -286,14 +313,17 @@ def test_a_file_that_never_settles_gets_needs_review_at_the_ceiling(fast_vault: 
     set_rules(fast_vault, settle=0.3, ceiling=1.2)
     path = fast_vault / AGENT / "chatty.md"
     path.write_text(fact("chatty", source=False), encoding="utf-8")
+    stamp_now(path)
     stop = threading.Event()
 
     def keep_writing() -> None:
-        n = 0
-        while not stop.wait(0.15):
+        for n in itertools.count():
+            time.sleep(0.15)  # not stop.wait(0.15): a timed wait hangs under libfaketime
+            if stop.is_set():
+                return
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(f"line {n}\n")
-            n += 1
+            stamp_now(path)
 
     writer_thread = threading.Thread(target=keep_writing, daemon=True)
     with watching(fast_vault) as (_, items):
@@ -332,7 +362,7 @@ def test_the_reconcile_scan_sweeps_what_events_missed(fast_vault: Path, monkeypa
 def test_a_batch_waits_for_a_scheduled_sweep_holding_the_lock(fast_vault: Path) -> None:
     path = fast_vault / AGENT / "acme.md"
     with watching(fast_vault) as (watcher, _):
-        with sweep_lock(watcher.state):
+        with sweep_lock(watcher.state, SystemClock()):
             path.write_text(fact("acme"), encoding="utf-8")
             time.sleep(1.5)
             assert path.exists()
@@ -342,7 +372,7 @@ def test_a_batch_waits_for_a_scheduled_sweep_holding_the_lock(fast_vault: Path) 
 def test_a_stop_while_waiting_for_the_lock_ends_promptly_and_touches_nothing(fast_vault: Path) -> None:
     path = fast_vault / AGENT / "acme.md"
     state = state_dir(fast_vault)
-    with sweep_lock(state):
+    with sweep_lock(state, SystemClock()):
         with watching(fast_vault) as (watcher, _):
             path.write_text(fact("acme"), encoding="utf-8")
             time.sleep(1.2)

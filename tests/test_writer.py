@@ -12,7 +12,10 @@ import pytest
 from safety_kit import FaultyOS, temps
 
 from memory_curator import writer
+from memory_curator.clock import FixedClock
 from memory_curator.notes import content_hash
+
+from conftest import NOW
 
 
 def test_create_never_overwrites(tmp_path: Path) -> None:
@@ -128,7 +131,7 @@ def test_stray_temps_are_only_ours(tmp_path: Path) -> None:
 
 
 def test_a_torn_last_line_is_skipped_and_never_swallows_the_next_record(tmp_path: Path) -> None:
-    journal = writer.Journal(tmp_path / "journal.jsonl")
+    journal = writer.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
     journal.append({"event": "begin", "run": "r", "seq": 1})
     with open(journal.path, "ab") as handle:
         handle.write(b'{"event": "end", "run": "r", "se')  # a crash mid-append
@@ -137,8 +140,17 @@ def test_a_torn_last_line_is_skipped_and_never_swallows_the_next_record(tmp_path
     assert journal.path.read_bytes().endswith(b"\n")
 
 
+def test_records_are_stamped_by_the_journals_clock_and_a_reader_cannot_append(tmp_path: Path) -> None:
+    journal = writer.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
+    journal.append({"event": "begin", "run": "r", "seq": 1})
+    assert [r["time"] for r in journal.records()] == ["2026-11-30T12:00:00Z"]
+    with pytest.raises(TypeError, match="without a clock"):
+        writer.Journal(journal.path).append({"event": "begin", "run": "r", "seq": 2})
+    assert len(list(journal.records())) == 1
+
+
 def test_checkpoint_is_ignored_when_it_cannot_be_right(tmp_path: Path) -> None:
-    journal = writer.Journal(tmp_path / "journal.jsonl")
+    journal = writer.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
     journal.append({"event": "begin", "run": "r", "seq": 1})
     journal.set_checkpoint(10_000)
     assert journal.checkpoint() == 0
@@ -150,7 +162,7 @@ def test_checkpoint_is_ignored_when_it_cannot_be_right(tmp_path: Path) -> None:
 
 
 def test_open_actions_are_unended_or_failed(tmp_path: Path) -> None:
-    journal = writer.Journal(tmp_path / "journal.jsonl")
+    journal = writer.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
     for seq in (1, 2, 3):
         journal.append({"event": "begin", "run": "r", "seq": seq})
     journal.append({"event": "end", "run": "r", "seq": 1, "ok": True})
@@ -184,7 +196,7 @@ def _half_done(root: Path, journal: writer.Journal, verdict: str, dest_rel: str,
 @pytest.fixture
 def journal(tmp_path: Path) -> writer.Journal:
     (tmp_path / "state").mkdir()
-    return writer.Journal(tmp_path / "state" / "journal.jsonl")
+    return writer.Journal(tmp_path / "state" / "journal.jsonl", FixedClock(NOW))
 
 
 @pytest.fixture
