@@ -10,6 +10,7 @@ audit line reads `dropped by memory-curator: <reason> (by <person>)`.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import getpass
 import os
 from collections.abc import Callable, Iterator
@@ -23,7 +24,8 @@ from memory_curator import merge, stores, sweep, writer
 from memory_curator.clock import Clock, SystemClock
 from memory_curator.decide import Decision
 from memory_curator.errors import CuratorError
-from memory_curator.notes import NotEditable, content_hash, edit_frontmatter
+from memory_curator.notes import NotEditable, content_hash, edit_frontmatter, parse
+from memory_curator.ownership import curator_owned, never_owned
 from memory_curator.querier import FileQuerier
 from memory_curator.result import Action
 from memory_curator.rules import Rules, load_for_vault
@@ -31,6 +33,22 @@ from memory_curator.state import state_dir, sweep_lock
 from memory_curator.vault import DROPPED, INBOX, ROOT_AGENT, is_candidate_name, relpath, safe_join
 
 PERSON_RULE = "by-person"  # the `rule` a person's drop is journalled under
+PERSONS_NOTE = (
+    "written by a person; it is changed only when you confirm the diff "
+    "(review asks; resolve on a terminal, or with --yes)"
+)
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A patch into a person's note, as the person confirms it: the diff, and the hash of the
+    note it was made from (`Desk.patch(..., seen=)` refuses a note changed since)."""
+
+    target: str
+    diff: str
+    seen: str
+
+
 T = TypeVar("T")
 
 
@@ -152,14 +170,27 @@ class Desk:
             decision = Decision("promote", f"promoted by {self.user}", name, target)
             return self._apply(run, candidate, decision)
 
-    def patch(self, rel: str, target: str) -> Done:
-        """Merge the candidate into a durable note the person chose."""
+    def patch(self, rel: str, target: str, confirmed: bool = False, seen: str | None = None) -> Done:
+        """Merge the candidate into a durable note the person chose.
+
+        A person's note (`ownership.curator_owned` is false) is written only when the person
+        confirmed it (`confirmed`; `seen` is the hash of the note they saw the diff of, and a
+        note changed since is refused), and stays theirs: no `curated_from`, no `updated_at`.
+        """
         with self._sweep() as run:
             _, candidate = self.read(rel)
             if candidate.note.problem:
                 raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
             note = self._durable(target)
-            self._check_merge(candidate, note, run)
+            raw = safe_join(self.root, note).read_bytes()
+            owned = self._owned(note, raw)
+            if not owned:
+                if not confirmed:
+                    raise CuratorError(f"{note}: {PERSONS_NOTE}")
+                if seen is not None and content_hash(raw) != seen:
+                    raise CuratorError(f"{note} changed since you saw the diff; nothing done")
+                run.confirmed = frozenset({note})
+            self._check_merge(candidate, note, run, person=not owned)
             surface = candidate.surface.name if candidate.surface else None
             decision = Decision("patch", f"patched into {note} by {self.user}", surface, note)
             return self._apply(run, candidate, decision)
@@ -219,16 +250,36 @@ class Desk:
         stores.save_preimage(self.state, raw)  # what `undo` puts back in the inbox
         return dataclasses.replace(built, digest=content_hash(raw))
 
-    def _check_merge(self, candidate: cand.Candidate, note: str, run: sweep.Sweep) -> None:
+    def persons_patch(self, rel: str, target: str) -> Preview | None:
+        """What a patch into a person's note would change, for the person to confirm; None when
+        the note is the curator's (no confirmation needed). Refused like `patch` would be."""
+        _, candidate = self.read(rel)
+        if candidate.note.problem:
+            raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
+        note = self._durable(target)
+        raw = safe_join(self.root, note).read_bytes()
+        if self._owned(note, raw):
+            return None
+        merged = self._merged(candidate, note, raw, self.clock.now(), person=True)
+        return Preview(note, merge.note_diff(note, raw.decode("utf-8"), merged.text), content_hash(raw))
+
+    def _owned(self, note: str, raw: bytes) -> bool:
+        return curator_owned(note, parse(raw).frontmatter, self.rules)
+
+    def _check_merge(self, candidate: cand.Candidate, note: str, run: sweep.Sweep, person: bool = False) -> None:
         """Refuse, before writing anything, a patch the merge would refuse or that adds nothing
         (the sweep would flag the candidate instead; a person gets the reason)."""
+        self._merged(candidate, note, safe_join(self.root, note).read_bytes(), run.now, person)
+
+    def _merged(self, candidate: cand.Candidate, note: str, raw: bytes, now: dt.datetime, person: bool) -> merge.Merged:
         try:
-            text = safe_join(self.root, note).read_bytes().decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise CuratorError(f"cannot patch {note}: the note is not UTF-8 text") from None
-        merged = merge.merge(text, candidate, run.now)
+        merged = merge.merge(text, candidate, now, person=person)
         if merged.refused or not merged.changed:
             raise CuratorError(f"cannot patch {note}: {merged.refused or 'the candidate adds nothing to it'}")
+        return merged
 
     def _durable(self, target: str) -> str:
         """A durable note of this vault a person may patch into, as a vault-relative path."""
@@ -242,13 +293,14 @@ class Desk:
         if not rel.endswith(".md"):
             rel += ".md"
         first = rel.split("/")[0]
-        if first == INBOX or first.startswith(".") or DROPPED in rel.split("/"):
-            raise CuratorError(f"{rel}: not a durable note (patch into a note outside {INBOX}/)")
-        if not safe_join(self.root, rel).is_file():
+        if first == INBOX or first.startswith(".") or DROPPED in rel.split("/") or never_owned(rel):
+            where = f"outside {INBOX}/, _meta/ and dot-folders"
+            raise CuratorError(f"{rel}: not a durable note (patch into a note {where})")
+        path = safe_join(self.root, rel)  # a folder on the way that leaves the vault is refused here
+        if path.is_symlink():
+            raise CuratorError(f"{rel}: a symlink, which the curator never follows nor replaces; nothing done")
+        if not path.is_file():
             raise CuratorError(f"{rel}: no such note")
-        existing = FileQuerier(self.root, self.rules).note_at(rel)
-        if existing is not None and existing.human_authored:
-            raise CuratorError(f"{rel}: written by a person; edit it yourself, then drop the candidate")
         return rel
 
 

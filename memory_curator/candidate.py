@@ -13,6 +13,7 @@ from typing import Any
 
 from memory_curator.conditions import is_present
 from memory_curator.notes import Note, all_tags, content_hash, parse
+from memory_curator.ownership import never_owned
 from memory_curator.rules import Rules, Surface
 from memory_curator.vault import slugify
 
@@ -70,7 +71,10 @@ def target_path(surface: Surface, frontmatter: Mapping[str, Any]) -> tuple[str |
         if problem:
             return None, problem
         values[name] = value
-    return surface.path.format(**values), None
+    path = surface.path.format(**values)
+    if never_owned(path):  # `{entity}/x.md` with entity `digests`: rules check cannot see it coming
+        return None, f"{path} is in a folder the curator never writes"
+    return path, None
 
 
 def _placeholder(name: str, frontmatter: Mapping[str, Any]) -> tuple[Any, str | None]:

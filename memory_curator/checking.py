@@ -9,8 +9,9 @@ from typing import Any
 
 from memory_curator import candidate as cand
 from memory_curator.clock import Clock, SystemClock
-from memory_curator.decide import decide, explain
+from memory_curator.decide import Decision, decide, explain
 from memory_curator.errors import CuratorError
+from memory_curator.index import IndexUnavailable
 from memory_curator.index_querier import IndexQuerier
 from memory_curator.notes import render
 from memory_curator.querier import gather_facts
@@ -25,11 +26,14 @@ def payload_text(text: str, origin: str) -> str:
         return text
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        raise CuratorError(f"{origin}: not a note and not valid JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
+        raise CuratorError(f"{origin}: not a note and not valid JSON: {type(exc).__name__}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("frontmatter", {}), dict):
         raise CuratorError(f'{origin}: a JSON payload is {{"frontmatter": {{...}}, "body": "..."}}')
-    return render(data.get("frontmatter") or {}, str(data.get("body") or ""))
+    try:
+        return render(data.get("frontmatter") or {}, str(data.get("body") or ""))
+    except Exception as exc:  # ruamel cannot write what JSON can hold (e.g. nesting past its stack)
+        raise CuratorError(f"{origin}: the JSON payload cannot be written as a note: {type(exc).__name__}") from None
 
 
 def check_file(
@@ -43,7 +47,10 @@ def check_file(
     agent = ROOT_AGENT
     if len(parts) == 3 and parts[0] == INBOX:
         agent = parts[1]
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise CuratorError(f"{path}: cannot read it: {exc.strerror or exc}") from None
     return check_text(root, text, rel, with_explanation, agent, clock)
 
 
@@ -55,10 +62,22 @@ def check_text(
     agent: str = ROOT_AGENT,
     clock: Clock = SystemClock(),
 ) -> dict[str, Any]:
+    from memory_curator.sweep import one_line
+
     rules = load_for_vault(root)
-    candidate = cand.build(payload_text(text, origin), origin, agent, rules)
-    facts = gather_facts(candidate, IndexQuerier(root, rules, state_dir(root), clock=clock), rules.settings)
-    decision = decide(candidate, rules, facts)
+    note = payload_text(text, origin)
+    explanation: list[str] = []
+    try:  # whatever this one candidate raises is its verdict, as a sweep would flag it (design §6)
+        candidate = cand.build(note, origin, agent, rules)
+        facts = gather_facts(candidate, IndexQuerier(root, rules, state_dir(root), clock=clock), rules.settings)
+        decision = decide(candidate, rules, facts)
+        if with_explanation:
+            explanation = explain(candidate, rules, facts)
+    except IndexUnavailable:
+        raise
+    except Exception as exc:
+        decision = Decision("needs_review", f"internal error while deciding: {one_line(exc)}")
+        explanation = [decision.reason]
     out: dict[str, Any] = {
         "inbox_path": origin,
         "verdict": decision.verdict,
@@ -70,5 +89,5 @@ def check_text(
         "contradiction": decision.contradiction,
     }
     if with_explanation:
-        out["explanation"] = explain(candidate, rules, facts)
+        out["explanation"] = explanation
     return out

@@ -4,6 +4,7 @@ line on stderr and an exit code (1 configuration, 2 usage, 75 locked); no traceb
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -185,9 +186,10 @@ def rules_check(file: str | None, vault: str | None) -> None:
     """Validate a rules file (default: the vault's), with line numbers."""
     if file is None:
         root = vault_mod.find_root(None, vault)
-        path = root / vault_mod.RULES_PATH
-        if not path.exists():
-            raise CuratorError(f"{path}: no rules file (run `memory-curator init`)")
+        found = rules_mod.vault_rules_file(root)  # a broken symlink or a FIFO is named by `load`, not "no file"
+        if found is None:
+            raise CuratorError(f"{root / vault_mod.RULES_PATH}: no rules file (run `memory-curator init`)")
+        path = found
     else:
         path = Path(file)
     report.rules_summary(rules_mod.load(path))
@@ -313,6 +315,7 @@ def review(clock: Clock, path: str | None, by: str | None, vault: str | None, st
 @click.option("--surface", metavar="SURFACE", help="Promote as this surface (implies --promote).")
 @click.option("--patch", "patch_into", metavar="NOTE", help="Patch into this durable note (vault path).")
 @click.option("--drop", "drop_reason", metavar="REASON", help="Drop to .dropped/ with this reason.")
+@click.option("--yes", is_flag=True, help="Patch into a note of your own without showing the diff and asking.")
 @BY_OPTION
 @WAIT_OPTION
 @JSON_OPTION
@@ -326,13 +329,18 @@ def resolve(
     surface: str | None,
     patch_into: str | None,
     drop_reason: str | None,
+    yes: bool,
     by: str | None,
     wait: bool,
     as_json: bool,
     vault: str | None,
     state_dir: str | None,
 ) -> None:
-    """Decide one inbox item without the interactive queue (for scripts and agents)."""
+    """Decide one inbox item without the interactive queue (for scripts and agents).
+
+    A patch into a note of your own (not the curator's) shows its diff and asks on a
+    terminal; without one it is refused unless --yes."""
+    from memory_curator import review as review_mod
     from memory_curator.actions import Desk
 
     chosen = [promote or surface is not None, patch_into is not None, drop_reason is not None]
@@ -341,7 +349,7 @@ def resolve(
     root = vault_mod.find_root(Path(file).parent, vault)
     desk = Desk.open(root, state_dir, by, wait, clock)
     if patch_into is not None:
-        done = desk.patch(file, patch_into)
+        done = review_mod.patch_confirmed(desk, file, patch_into, None, review_mod.on_terminal(), yes)
     elif drop_reason is not None:
         done = desk.drop(file, drop_reason)
     else:
@@ -551,27 +559,54 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code if exc.exit_code else EXIT_USAGE)
-    except CuratorError as exc:
-        click.echo(f"memory-curator: {exc}", err=True)
+    except CuratorError as exc:  # a message may quote a file name: shown escaped
+        click.echo(f"memory-curator: {vault_mod.printable(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # a bug: say so in one line, keep the traceback in a log
-        log = _crash_log()
-        click.echo(f"memory-curator: internal error: {type(exc).__name__}: {exc} (details: {log})", err=True)
+        log = _crash_log(sys.argv[1:] if argv is None else argv)
+        what = vault_mod.printable(f"{type(exc).__name__}: {exc}")
+        click.echo(f"memory-curator: internal error: {what} (details: {log})", err=True)
         sys.exit(3)
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _crash_log() -> str:
-    """Tracebacks go to the state directory, never into the vault or the terminal."""
-    import platformdirs
-
-    path = Path(platformdirs.user_state_dir("memory-curator")) / "crash.log"
+def _crash_log(args: list[str]) -> str:
+    """Tracebacks go to the state directory the command used, never into the vault or the terminal."""
     try:
+        path = _crash_folder(args) / "crash.log"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(traceback.format_exc(), encoding="utf-8")
-    except OSError:
+        path.write_text(traceback.format_exc(), encoding="utf-8", errors="backslashreplace")
+    except Exception:  # the log is a courtesy: failing to write it must not hide the one line
         return "unavailable"
     return str(path)
+
+
+def _crash_folder(args: list[str]) -> Path:
+    """--state-dir, else MEMORY_CURATOR_STATE, else the vault's own state folder, else the user's
+    state directory: the command's parsed options are gone once it raised, so they are read again
+    from its arguments."""
+    import platformdirs
+
+    from memory_curator.state import state_dir
+
+    explicit = _option_value(args, "--state-dir") or os.environ.get("MEMORY_CURATOR_STATE")
+    if explicit:
+        return Path(explicit).expanduser()
+    try:
+        return state_dir(vault_mod.find_root(None, _option_value(args, "--vault")))
+    except Exception:  # no vault here, or none that can be told from the arguments
+        return Path(platformdirs.user_state_dir("memory-curator"))
+
+
+def _option_value(args: list[str], name: str) -> str | None:
+    """The value of `name VALUE` or `name=VALUE` in `args` (the last one given wins, as in click)."""
+    found = None
+    for here, arg in enumerate(args):
+        if arg == name and here + 1 < len(args):
+            found = args[here + 1]
+        elif arg.startswith(name + "="):
+            found = arg[len(name) + 1 :]
+    return found

@@ -14,8 +14,9 @@ from ruamel.yaml.error import YAMLError
 from memory_curator.candidate import Candidate
 from memory_curator.conditions import is_present
 from memory_curator.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
+from memory_curator.ownership import claims
 from memory_curator.state import iso
-from memory_curator.vault import slugify
+from memory_curator.vault import printable, slugify
 
 REVIEW_TAG = "needs-review"
 DROP_MARK = "> 🗑 dropped by memory-curator: "
@@ -23,23 +24,32 @@ REVIEW_MARK = "> ⚠ curator uncertainty: "
 
 
 def provenance(candidate: Candidate, now: dt.datetime) -> dict[str, Any]:
+    """Where a curated note came from. The inbox path is shown escaped (`vault.printable`): a name
+    that is not UTF-8 or holds control characters would make the note's YAML unreadable; the
+    hash is what identifies the candidate."""
     entry: dict[str, Any] = {
-        "inbox": candidate.inbox_path,
+        "inbox": printable(candidate.inbox_path),
         "sha256": candidate.digest.removeprefix("sha256:"),
     }
     entry["curated_at"] = now
+    entry.update(claims(candidate.frontmatter))  # "a person wrote me": the inbox file's claim, kept here only
     return entry
 
 
-PROMOTE_OWNS = ("tags", "curated_from")  # the only keys a promote may change (docs/merge.md)
+# the only keys a promote may change (docs/merge.md); source_skill and author only when they claim a person
+PROMOTE_OWNS = ("tags", "curated_from", "source_skill", "author")
 
 
 def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
     """The candidate's own text as a durable note: every key keeps its bytes but the ones a
-    promote owns (tags without `#` or `needs-review`; `curated_from` added), body unchanged."""
+    promote owns (tags without `#` or `needs-review`; `curated_from` added; the inbox file's
+    `source_skill: human` / `author: user` moved into it), body unchanged."""
     text = strip_review_mark(candidate.note.text)  # a person promoting a flagged item
+    claimed = claims(candidate.frontmatter)
 
     def own(data: CommentedMap) -> None:
+        for key in claimed:
+            data.pop(key, None)
         tags = data.get("tags")
         written = [str(t) for t in tags] if isinstance(tags, list) else None
         if is_present(tags) and _clean_tags(tags) != written:
@@ -51,7 +61,7 @@ def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
     try:
         return edit_frontmatter(text, own)
     except (NotEditable, YAMLError):  # what PyYAML reads and ruamel cannot round-trip
-        fm = {k: v for k, v in spelled(candidate.note).items() if k not in PROMOTE_OWNS}
+        fm = {k: v for k, v in spelled(candidate.note).items() if k not in ("tags", "curated_from", *claimed)}
         tags = _clean_tags(candidate.frontmatter.get("tags"))
         fm.update({"tags": tags} if tags else {})
         fm["curated_from"] = [provenance(candidate, now)]

@@ -3,14 +3,22 @@
 A condition is a querier fact named by a string (`known_unchanged`), or a one-key mapping:
 `all`/`any` (lists), `not`, `present`/`missing` (field or list of fields), `equals`/`in`/
 `at_least`/`at_most`/`matches` (a mapping of field to operand), `has_tag` (tag or list).
+
+`matches` takes RE2 syntax (google-re2): matching time is linear in the text whatever the
+pattern, so a rules file cannot make a sweep hang; what RE2 cannot compile (backreferences,
+lookaround, possessive quantifiers, ...) is refused when the rules are loaded, naming it.
+Conditions nest at most MAX_DEPTH deep.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import re2
 
 from memory_curator.notes import as_list, norm_tag
 
@@ -36,6 +44,7 @@ OPERATORS = (
     "matches",
 )
 MAX_REGEX = 200
+MAX_DEPTH = 32  # all/any/not nesting: deeper is a mistake (or an attack), not a rule
 TRUE_WORDS = {"true", "yes", "on", "1"}
 FALSE_WORDS = {"false", "no", "off", "0"}
 
@@ -73,7 +82,9 @@ class Subject:
     facts: Mapping[str, bool]
 
 
-def compile_condition(raw: Any, line: int | None = None) -> Cond:
+def compile_condition(raw: Any, line: int | None = None, depth: int = 1) -> Cond:
+    if depth > MAX_DEPTH:
+        raise ConditionError(f"conditions nest more than {MAX_DEPTH} deep", line)
     if isinstance(raw, str):
         if raw not in FACTS:
             raise ConditionError(f"unknown condition {raw!r} (facts: {', '.join(FACTS)})", line)
@@ -85,6 +96,10 @@ def compile_condition(raw: Any, line: int | None = None) -> Cond:
     line = _line_of(raw, op, line)
     if op not in OPERATORS:
         raise ConditionError(f"unknown condition {op!r} (known: {', '.join(OPERATORS)})", line)
+    if op == "not":
+        return _compile_not(op, arg, line, depth)
+    if op in ("all", "any"):
+        return _compile_group(op, arg, line, depth)
     return _COMPILERS[op](op, arg, line)
 
 
@@ -95,10 +110,10 @@ def _line_of(raw: Any, key: str, default: int | None) -> int | None:
         return default
 
 
-def _compile_group(op: str, arg: Any, line: int | None) -> Cond:
+def _compile_group(op: str, arg: Any, line: int | None, depth: int = 1) -> Cond:
     if not isinstance(arg, list) or not arg:
         raise ConditionError(f"'{op}' takes a non-empty list of conditions", line)
-    items = tuple(compile_condition(item, _item_line(arg, i, line)) for i, item in enumerate(arg))
+    items = tuple(compile_condition(item, _item_line(arg, i, line), depth + 1) for i, item in enumerate(arg))
     word = " AND " if op == "all" else " OR "
     return Cond(op, items, word.join(f"({c.text})" if c.op in ("all", "any") else c.text for c in items))
 
@@ -110,8 +125,8 @@ def _item_line(seq: Any, index: int, default: int | None) -> int | None:
         return default
 
 
-def _compile_not(op: str, arg: Any, line: int | None) -> Cond:
-    inner = compile_condition(arg, line)
+def _compile_not(op: str, arg: Any, line: int | None, depth: int = 1) -> Cond:
+    inner = compile_condition(arg, line, depth + 1)
     return Cond(op, inner, f"NOT {inner.text}")
 
 
@@ -141,10 +156,69 @@ def _check_operand(op: str, field_name: str, operand: Any, line: int | None) -> 
     if op == "matches":
         if not isinstance(operand, str) or len(operand) > MAX_REGEX:
             raise ConditionError(f"'matches' needs a regular expression of at most {MAX_REGEX} characters", line)
-        try:
-            re.compile(operand)
-        except re.error as exc:
-            raise ConditionError(f"bad regular expression {operand!r}: {exc}", line) from None
+        problem = regex_problem(operand)
+        if problem:
+            raise ConditionError(f"bad regular expression {operand!r} ('matches' takes RE2 syntax): {problem}", line)
+
+
+# --- regular expressions: RE2, linear time ---------------------------------------------------
+
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # the error comes back as an exception; nothing on stderr
+# What RE2 refuses that Python's `re` accepts, by the start of RE2's complaint, named for a person.
+_UNSUPPORTED = (
+    ("invalid perl operator: (?=", "lookahead (?=...) is not supported"),
+    ("invalid perl operator: (?!", "negative lookahead (?!...) is not supported"),
+    ("invalid perl operator: (?<=", "lookbehind (?<=...) is not supported"),
+    ("invalid perl operator: (?<!", "negative lookbehind (?<!...) is not supported"),
+    ("invalid perl operator: (?>", "atomic group (?>...) is not supported"),
+    ("invalid perl operator: (?(", "conditional group (?(...)...) is not supported"),
+    ("invalid perl operator: (?#", "inline comment (?#...) is not supported"),
+    ("invalid escape sequence: \\Z", "\\Z is not supported (write \\z)"),
+    ("invalid escape sequence: \\u", "\\uXXXX is not supported (write \\x{XXXX})"),
+    ("invalid escape sequence: \\U", "\\UXXXXXXXX is not supported (write \\x{XXXXXX})"),
+    ("invalid repetition size", "a repetition count over 1000 is not supported"),
+    ("pattern too large", "the pattern is too large"),
+)
+_BACKREFERENCE = re.compile(r"invalid escape sequence: \\[1-9]")
+_POSSESSIVE = re.compile(r"bad repetition operator: .*[*+?}]\+$")
+
+
+def regex_problem(pattern: str) -> str | None:
+    """Why RE2 cannot compile `pattern`, naming the construct (None: it compiles)."""
+    try:
+        _compiled(pattern)
+    except re2.error as exc:
+        if "(?P=" in pattern:  # RE2 only says "invalid perl operator: (?P"
+            return "named backreference (?P=name) is not supported"
+        return _explain(exc)
+    except (UnicodeError, ValueError, TypeError) as exc:  # a lone surrogate cannot be UTF-8
+        return f"cannot be read as text ({exc})"
+    return None
+
+
+def _explain(exc: Exception) -> str:
+    raw = exc.args[0] if exc.args else str(exc)
+    message = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    if _BACKREFERENCE.match(message):
+        return f"backreference {message.rsplit(' ', 1)[-1]} is not supported"
+    if _POSSESSIVE.match(message):
+        return f"possessive quantifier {message.rsplit(' ', 1)[-1]} is not supported"
+    for start, meaning in _UNSUPPORTED:
+        if message.startswith(start):
+            return meaning
+    return message
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> Any:
+    return re2.compile(pattern, options=_RE2_OPTIONS)
+
+
+def regex_search(pattern: str, text: str) -> bool:
+    """Whether `pattern` (RE2 syntax, checked when the rules were loaded) is found in `text`;
+    time linear in the text. Bytes that are not UTF-8 are matched as they are (never raise)."""
+    return _compiled(pattern).search(text.encode("utf-8", "surrogateescape")) is not None
 
 
 def _compile_tags(op: str, arg: Any, line: int | None) -> Cond:
@@ -163,10 +237,7 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-_COMPILERS = {
-    "all": _compile_group,
-    "any": _compile_group,
-    "not": _compile_not,
+_COMPILERS = {  # the leaves; all/any/not carry the nesting depth (compile_condition)
     "present": _compile_fields,
     "missing": _compile_fields,
     "equals": _compile_operands,
@@ -228,7 +299,7 @@ def _eval_compare(cond: Cond, subject: Subject) -> bool:
         elif cond.op == "in":
             ok = any(same_value(value, option) for option in operand)
         elif cond.op == "matches":
-            ok = any(re.search(operand, str(v)) is not None for v in as_list(value) or [])
+            ok = any(regex_search(operand, str(v)) for v in as_list(value) or [])
         else:
             number = _number(value)
             ok = number is not None and (number >= operand if cond.op == "at_least" else number <= operand)

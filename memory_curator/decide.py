@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeGuard
 
 from memory_curator.candidate import Candidate
 from memory_curator.conditions import Cond, Subject, evaluate
+from memory_curator.ownership import claims
 from memory_curator.querier import Facts
 from memory_curator.rules import Criterion, DropRule, Rules
 
@@ -42,10 +43,14 @@ class Decision:
     criteria: Mapping[str, Value] = field(default_factory=dict)
     contradiction: bool = False
     explanation: tuple[str, ...] = ()
+    by_judge: bool = False  # the judge named `target` (a patch or a duplicate): `ownership.judge_may_change`
 
 
 def subject_of(candidate: Candidate, facts: Facts) -> Subject:
-    fields: dict[str, Any] = dict(candidate.frontmatter)
+    """What the conditions see. An inbox file's own `source_skill: human` / `author: user` is
+    hidden: anything that arrives through `_inbox/` is agent-written (design §3)."""
+    hidden = claims(candidate.frontmatter)
+    fields: dict[str, Any] = {k: v for k, v in candidate.frontmatter.items() if k not in hidden}
     fields["body"] = candidate.note.body
     fields["agent"] = candidate.agent
     fields["surface"] = candidate.surface.name if candidate.surface else None
@@ -115,6 +120,7 @@ def _judge_duplicate(candidate: Candidate, rules: Rules, judge: JudgeVerdict | N
         candidate.surface.name if candidate.surface else None,
         rule=rule.id,
         explanation=(f"the judge found a duplicate of {judge.target}",),
+        by_judge=True,
     )
 
 
@@ -167,9 +173,9 @@ def _patch(candidate: Candidate, facts: Facts, criteria: dict[str, Value]) -> De
     existing, comparison = facts.existing, facts.comparison
     assert existing is not None and comparison is not None
     surface = candidate.surface.name if candidate.surface else None
-    if existing.human_authored:
+    if not existing.curator_owned:  # the person's note: a sweep never changes it (design §3)
         flag = comparison.value_changed
-        why = f"matches human-authored {existing.path}" + (" (contradiction: the values differ)" if flag else "")
+        why = f"matches the person's note {existing.path}" + (" (contradiction: the values differ)" if flag else "")
         return Decision("needs_review", why, surface, existing.path, criteria=criteria, contradiction=flag)
     if comparison.contradiction:
         why = f"contradiction: a different value for {existing.path} with no newer observation time"
@@ -195,7 +201,8 @@ def _judge_relation(
         why = f"the judge found a duplicate of {judge.target}, but the rules have no {KNOWN_RULE!r} drop rule{said}"
         return Decision("needs_review", why, surface, candidate.target, criteria=criteria)
     if judge.relation in ("extends", "supersedes") and judge.target:
-        return Decision("patch", f"{judge.relation} {judge.target}{said}", surface, judge.target, criteria=criteria)
+        why = f"{judge.relation} {judge.target}{said}"
+        return Decision("patch", why, surface, judge.target, criteria=criteria, by_judge=True)
     if judge.drop_rule:
         why = f"the judge cited drop rule {judge.drop_rule!r}, but its condition does not hold{said}"
         return Decision("needs_review", why, surface, candidate.target, criteria=criteria)

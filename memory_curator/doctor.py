@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import socket
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -23,10 +24,10 @@ from typing import Any
 from memory_curator import runlog, schedule
 from memory_curator.clock import Clock, SystemClock
 from memory_curator.errors import CuratorError, RulesError
-from memory_curator.rules import DEFAULT_RULES, Rules, load
+from memory_curator.rules import DEFAULT_RULES, Rules, load, vault_rules_file
 from memory_curator.state import lock_holder, lock_is_free, state_dir, vault_id
 from memory_curator.sweep import host_refusal
-from memory_curator.vault import DROPPED, INBOX, RULES_PATH, find_root
+from memory_curator.vault import DROPPED, INBOX, RULES_PATH, find_root, printable
 from memory_curator.writer import Journal
 
 LOCK_STUCK = dt.timedelta(hours=1)
@@ -75,6 +76,7 @@ def diagnose(
     if state is not None:
         findings += check_lock(state, machine.now)
         findings += check_schedule(root, state, machine)
+        findings += check_index(root, rules, state, clock)
     findings += check_judge(rules, machine.env)
     findings += check_host(rules, machine.hostname)
     return findings
@@ -104,8 +106,8 @@ def check_vault(root: Path, machine: Machine) -> list[Finding]:
 
 
 def check_rules(root: Path) -> tuple[Rules | None, list[Finding]]:
-    path = root / RULES_PATH
-    if not path.exists():
+    path = vault_rules_file(root)  # a broken symlink or a FIFO there is the vault's file: refused, never opened
+    if path is None:
         hint = f"memory-curator init {root} (writes an editable copy)"
         return load(DEFAULT_RULES), [
             Finding("rules", "warn", f"no {RULES_PATH}: the shipped default rules apply", hint)
@@ -113,7 +115,8 @@ def check_rules(root: Path) -> tuple[Rules | None, list[Finding]]:
     try:
         rules = load(path)
     except RulesError as exc:
-        fix = "correct that line; `memory-curator rules check` validates again"
+        fix = "correct that line" if exc.line else "make it a regular file of rules (or remove it)"
+        fix += "; `memory-curator rules check` validates again"
         return None, [Finding("rules", "problem", f"{exc} (every sweep stops here)", fix)]
     counts = f"{len(rules.surfaces)} surfaces, {len(rules.drop_rules)} drop rules"
     return rules, [Finding("rules", "ok", f"{RULES_PATH} is valid ({counts})")]
@@ -255,6 +258,33 @@ def _journal_finding(state: Path) -> list[Finding]:
     return [
         Finding("journal", "ok", f"last sweep that changed something: {last.get('time')}: {runlog.summarize(last)}")
     ]
+
+
+def check_index(root: Path, rules: Rules | None, state: Path, clock: Clock) -> list[Finding]:
+    """The notes the index could read by their body only (bad frontmatter, or a note whose
+    reading raised): sweeps go on, but those notes' keys, titles and tags go unseen. An index
+    that exists is refreshed first (a stat walk), so a note broken since the last sweep is
+    named; one never built is left for the next sweep to build."""
+    from memory_curator.index import FILE_NAME, Index
+
+    if rules is None or not (state / FILE_NAME).exists():
+        return []
+    try:
+        index = Index(root, rules, state, clock)
+        try:
+            index.refresh()
+            problems, count = index.problems(), index.count()
+        finally:
+            index.close()
+    except (CuratorError, OSError, sqlite3.Error) as exc:
+        fix = "memory-curator index rebuild"
+        return [Finding("index", "warn", f"cannot read the index: {printable(str(exc))}", fix)]
+    if not problems:
+        return [Finding("index", "ok", f"{count} notes indexed")]
+    named = "; ".join(f"{printable(path)}: {printable(why)}" for path, why in problems[:5])
+    more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+    message = f"{len(problems)} of {count} notes read by their body only ({named}{more})"
+    return [Finding("index", "warn", message, "correct their frontmatter; `memory-curator index stats` lists them")]
 
 
 def check_judge(rules: Rules | None, env: Mapping[str, str]) -> list[Finding]:

@@ -28,7 +28,7 @@ from memory_curator.errors import CuratorError
 from memory_curator.indexing import Layout, Row, describe, tokens
 from memory_curator.rules import Rules
 from memory_curator.state import iso
-from memory_curator.vault import NEVER_INDEXED
+from memory_curator.vault import NEVER_INDEXED, printable
 
 SCHEMA_VERSION = 1
 FILE_NAME = "index.sqlite3"
@@ -469,5 +469,5 @@ def stats_lines(data: dict[str, Any]) -> list[str]:
         f"notes: {data['notes']} ({surfaces}); {data['terms']} distinct words",
         f"built {data['built']}, refreshed {data['refreshed']}",
     ]
-    lines += [f"read by body only: {p['path']}: {p['problem']}" for p in data["problems"]]
+    lines += [printable(f"read by body only: {p['path']}: {p['problem']}") for p in data["problems"]]
     return lines

@@ -30,9 +30,10 @@ from memory_curator.indexing import (
     tokens,
 )
 from memory_curator.notes import parse
-from memory_curator.querier import ExistingNote, Neighbour, human_authored
+from memory_curator.ownership import curator_owned
+from memory_curator.querier import ExistingNote, Neighbour
 from memory_curator.rules import Rules
-from memory_curator.vault import nfc, slugify
+from memory_curator.vault import nfc, printable, slugify
 
 MIN_SCORE = 0.0005  # below this a "neighbour" shares only words most notes hold
 
@@ -105,7 +106,7 @@ class IndexQuerier:
             text = staged.text if staged is not None else _read_text(self.root, path)
             if text is not None:
                 note = parse(text)
-                return ExistingNote(path, text, note, human_authored(path, note, self.rules))
+                return ExistingNote(path, text, note, curator_owned(path, note.frontmatter, self.rules))
         return None
 
     def duplicate_of(self, candidate: Candidate) -> str | None:
@@ -321,5 +322,5 @@ def answer_lines(data: dict[str, Any]) -> list[str]:
     for row in data["results"]:
         score = f"  {row['score']:.3f}" if "score" in row else ""
         value = f"  value: {row['value']}" if row.get("value") else ""
-        lines.append(f"{row['path']}  ({row['surface'] or 'no surface'}){score}{value}")
-    return lines
+        lines.append(printable(f"{row['path']}  ({row['surface'] or 'no surface'}){score}{value}"))
+    return lines  # a note's name or value may hold an escape sequence: shown escaped

@@ -23,7 +23,7 @@ from memory_curator.candidate import infer_surface, target_path
 from memory_curator.merge import norm_text
 from memory_curator.notes import as_list, content_hash, frontmatter_tags, parse, strip_code
 from memory_curator.rules import Rules, Surface
-from memory_curator.vault import nfc, slugify
+from memory_curator.vault import nfc, printable, slugify
 
 MIN_DUPLICATE_WORDS = 8
 QUERY_TERMS = 10  # terms in one similarity query (title and value first, then the rarest body terms)
@@ -101,7 +101,42 @@ def decode(raw: bytes) -> tuple[str, str | None]:
 
 
 def describe(rel: str, raw: bytes, layout: Layout) -> Row:
-    """Everything the index keeps about one note. Never raises on bad content."""
+    """Everything the index keeps about one note. Never raises: a note whose reading raises
+    anyway (a bug, or input nobody foresaw) is still indexed, by its body, as a problem note —
+    `index stats` lists it, `status` counts it, `doctor` names it — and the other notes are
+    indexed as usual (design §6, invariant 6)."""
+    try:
+        return _describe(rel, raw, layout)
+    except Exception as exc:
+        return body_only(rel, raw, printable(f"internal error while reading: {type(exc).__name__}: {exc}")[:300])
+
+
+def body_only(rel: str, raw: bytes, problem: str) -> Row:
+    """A note known only by its file name and its text: searchable, on no surface, with no key."""
+    text = raw.decode("utf-8", errors="replace")
+    stem = rel.rsplit("/", 1)[-1][:-3]
+    name = slugify(stem)
+    return Row(
+        path=rel,
+        stem=nfc(stem).casefold(),
+        surface=None,
+        key=None,
+        day=None,
+        title="",
+        value="",
+        body=text,
+        frontmatter="{}",
+        tags=(),
+        links=(),
+        names=(name,) if name else (),
+        content_hash=content_hash(raw),
+        text_hash=None,
+        words=text.count(" ") + 1 if text else 0,
+        problem=problem,
+    )
+
+
+def _describe(rel: str, raw: bytes, layout: Layout) -> Row:
     text, problem = decode(raw)
     note = parse(text)
     fm = note.frontmatter

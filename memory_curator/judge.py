@@ -51,7 +51,7 @@ from memory_curator.judge_prompt import (
     to_verdict,
 )
 from memory_curator.querier import Querier
-from memory_curator.rules import JudgeSettings, Rules, deadline_problem
+from memory_curator.rules import JudgeSettings, Rules, judge_problem
 from memory_curator.state import iso
 
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -100,19 +100,10 @@ def _coerce(raw: str, current: Any, source: str) -> Any:
 
 
 def _check(settings: JudgeSettings) -> None:
-    if not settings.model:
-        raise CuratorError("judge setting model: must not be empty")
-    for name in ("max_tokens", "chunk_size", "breaker_min"):
-        if getattr(settings, name) < 1:
-            raise CuratorError(f"judge setting {name}: must be at least 1")
-    for name in ("max_retries", "neighbours"):
-        if getattr(settings, name) < 0:
-            raise CuratorError(f"judge setting {name}: must not be negative")
-    if not 0 < settings.timeout_seconds < math.inf or not 0 <= settings.breaker_fraction <= 1:
-        raise CuratorError("judge settings: timeout_seconds must be positive and breaker_fraction within 0..1")
-    problem = deadline_problem(settings.deadline_seconds)
+    """The rules loader's own check (rules.judge_problem): `rules check` and `run` agree."""
+    problem = judge_problem(settings)
     if problem:
-        raise CuratorError(f"judge setting deadline_seconds: {problem}")
+        raise CuratorError(f"judge setting {problem[0]}: {problem[1]}")
 
 
 def from_environment(settings: JudgeSettings, state: Path, clock: Clock | None = None) -> AnthropicJudge | None:

@@ -9,7 +9,7 @@ breaker. `judge` (the request, the cache, the settings) builds on this.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -17,7 +17,8 @@ from pydantic import BaseModel
 
 from memory_curator.candidate import Candidate
 from memory_curator.decide import JudgeVerdict
-from memory_curator.notes import content_hash
+from memory_curator.notes import content_hash, parse
+from memory_curator.ownership import NOT_ITS_NOTE, judge_may_change
 from memory_curator.rules import CRITERIA, JudgeSettings, Rules
 
 PROMPT_VERSION = "1"
@@ -176,13 +177,24 @@ def map_answers(batch: Batch, prompt: Prompt, rules: Rules, model: str) -> dict[
             continue
         answer = found[0]
         audit["raw"] = stored(answer)
-        problem = _problem(answer, prompt.shown[cid], rules)
+        problem = _problem(answer, prompt.shown[cid], rules) or _out_of_reach(answer, prompt, rules)
         if problem:
             out[path] = failed(problem, audit)
             continue
         target = prompt.notes[answer.target].path if answer.target else None
         out[path] = to_verdict(answer, target, audit)
     return out
+
+
+def _out_of_reach(answer: Answer, prompt: Prompt, rules: Rules) -> str | None:
+    """A patch or a duplicate (or a cited drop) naming a note the judge may not change: only
+    curator-owned notes on a declared surface (`ownership.judge_may_change`)."""
+    if not answer.target or not (answer.relation in TARGETED or answer.drop_rule):
+        return None
+    note = prompt.notes[answer.target]
+    if judge_may_change(note.path, parse(note.text).frontmatter, rules):
+        return None
+    return f"target {one_line(answer.target, 20)!r} {NOT_ITS_NOTE}"
 
 
 def stored(raw: Any) -> Any:
@@ -224,6 +236,12 @@ def to_verdict(answer: Answer, target: str | None, audit: Mapping[str, Any]) -> 
     )
 
 
+def _within_reach(verdict: JudgeVerdict, may_change: Callable[[str], bool]) -> JudgeVerdict:
+    if not reaches(verdict) or may_change(verdict.target or ""):
+        return verdict
+    return replace(verdict, failure=f"judge unavailable: target {verdict.target} {NOT_ITS_NOTE}")
+
+
 def failed(cause: str, audit: Mapping[str, Any] | None = None) -> JudgeVerdict:
     return JudgeVerdict(failure=f"judge unavailable: {cause}", audit=dict(audit or {}))
 
@@ -232,17 +250,39 @@ def asks_drop(verdict: JudgeVerdict) -> bool:
     return verdict.failure is None and (verdict.relation == "duplicate" or verdict.drop_rule is not None)
 
 
+def reaches(verdict: JudgeVerdict) -> bool:
+    """The verdict would change a note or drop the candidate as a duplicate of its target."""
+    targeted = verdict.relation in TARGETED or asks_drop(verdict)
+    return verdict.failure is None and verdict.target is not None and targeted
+
+
 def guard(
-    verdicts: Mapping[str, JudgeVerdict], stats: Mapping[str, Any] | None, settings: JudgeSettings
+    verdicts: Mapping[str, JudgeVerdict],
+    stats: Mapping[str, Any] | None,
+    settings: JudgeSettings,
+    may_change: Callable[[str], bool] | None = None,
 ) -> tuple[dict[str, JudgeVerdict], dict[str, Any] | None]:
     """The circuit breaker: when the judge asks to drop more than `breaker_fraction` of the
-    candidates it answered (and at least `breaker_min`), none of those drops is applied."""
+    candidates it answered (and at least `breaker_min`), none of those drops is applied. A
+    verdict (a drop among them) whose target is not a note the judge may change
+    (`may_change`, from the vault as it is now) is withheld whatever the count."""
+    problems: list[str] = []
+    if may_change is not None:
+        checked = {p: _within_reach(v, may_change) for p, v in verdicts.items()}
+        withheld = [p for p, v in checked.items() if v.failure and not verdicts[p].failure]
+        if withheld:
+            count = f"{len(withheld)} answer{'s' if len(withheld) != 1 else ''}"
+            problems.append(f"judge: {count} named a note that {NOT_ITS_NOTE}; not applied")
+        verdicts = checked
     answered = sum(1 for v in verdicts.values() if v.failure is None)
     drops = [path for path, v in verdicts.items() if asks_drop(v)]
-    if len(drops) < settings.breaker_min or len(drops) <= settings.breaker_fraction * answered:
-        return dict(verdicts), dict(stats) if stats is not None else None
-    cause = f"circuit breaker: the judge asked to drop {len(drops)} of {answered} candidates; none applied"
-    out = {p: replace(v, failure=f"judge unavailable: {cause}") if p in drops else v for p, v in verdicts.items()}
+    out = dict(verdicts)
+    if len(drops) >= settings.breaker_min and len(drops) > settings.breaker_fraction * answered:
+        cause = f"circuit breaker: the judge asked to drop {len(drops)} of {answered} candidates; none applied"
+        out = {p: replace(v, failure=f"judge unavailable: {cause}") if p in drops else v for p, v in out.items()}
+        problems.append(f"judge {cause}")
+    if not problems:
+        return out, dict(stats) if stats is not None else None
     merged = dict(stats or {})
-    merged["problems"] = [*merged.get("problems", []), f"judge {cause}"]
+    merged["problems"] = [*merged.get("problems", []), *problems]
     return out, merged

@@ -20,6 +20,7 @@ from ruamel.yaml.error import YAMLError
 from memory_curator.candidate import Candidate
 from memory_curator.compose import provenance, strip_review_mark
 from memory_curator.notes import Note, NotEditable, all_tags, as_list, edit_frontmatter, norm_tag, parse, plain, spelled
+from memory_curator.ownership import claims, marked_human
 
 SET_FIELDS = ("participants", "aliases", "roles")
 IGNORED_TAGS = {"needs-review"}
@@ -208,20 +209,24 @@ class Merged:
         return bool(self.summary)
 
 
-def merge(note_text: str, candidate: Candidate, now: dt.datetime) -> Merged:
+def merge(note_text: str, candidate: Candidate, now: dt.datetime, person: bool = False) -> Merged:
     """Merge `candidate` into any note's text (its own key path or a neighbour the judge chose).
 
     Adds what is new and keeps what was there: merging the same candidate twice gives the
     bytes of merging it once. Refuses (text unchanged) a note a person wrote, a note whose
     frontmatter cannot be edited safely, and a value contradiction that time cannot settle.
-    Whether the note's *path* marks it human-authored (decisions/, insights/) is the
-    caller's check (`querier.human_authored`).
+    Whether the note's *path* makes it the person's (`ownership.curator_owned`) is the
+    caller's check.
+
+    `person=True` is a write a person confirmed into their own note (`review`, `resolve
+    --yes`): a note marked `source_skill: human` / `author: user` is not refused, and neither
+    `curated_from` nor `updated_at` is added, so the note stays the person's.
     """
     note = parse(note_text)
     if note.problem:
         return Merged(note_text, refused=f"the note cannot be edited safely: {note.problem}")
     fm = note.frontmatter
-    if str(fm.get("source_skill", "")).lower() == "human" or str(fm.get("author", "")).lower() == "user":
+    if not person and marked_human(fm):
         return Merged(note_text, refused="the note is human-authored")
     if not isinstance(fm.get("history", []), list | type(None)):
         return Merged(note_text, refused="the note's history: is not a list")
@@ -229,7 +234,7 @@ def merge(note_text: str, candidate: Candidate, now: dt.datetime) -> Merged:
     if comparison.contradiction:
         why = "contradiction: a different value with no newer or older observation time"
         return Merged(note_text, refused=why, contradiction=True)
-    edit = _Edit(candidate, comparison, fm, _identity_keys(candidate))
+    edit = _Edit(candidate, comparison, fm, _identity_keys(candidate), provenance=not person)
     section = _update_section(note, candidate, edit.reported(), now)
     try:
         text = edit_frontmatter(note_text, lambda data: edit.apply(data, now, section is not None))
@@ -249,7 +254,15 @@ def _identity_keys(candidate: Candidate) -> set[str]:
 class _Edit:
     """The frontmatter changes of one merge, applied to ruamel's round-trip mapping."""
 
-    def __init__(self, candidate: Candidate, comparison: Comparison, note_fm: Mapping[str, Any], ids: set[str]):
+    def __init__(
+        self,
+        candidate: Candidate,
+        comparison: Comparison,
+        note_fm: Mapping[str, Any],
+        ids: set[str],
+        provenance: bool = True,
+    ):
+        self.provenance = provenance  # False: a person's confirmed write leaves their note theirs
         self.cand = candidate.frontmatter
         self.spelled = spelled(candidate.note)  # what is written: each value as the candidate spelled it
         self.candidate = candidate
@@ -276,7 +289,7 @@ class _Edit:
         self._fill(data)
         if body_appended:
             self.summary.append("update section appended")
-        if self.summary:
+        if self.summary and self.provenance:
             self._provenance(data, now)
 
     def _value(self, data: CommentedMap) -> None:
@@ -477,7 +490,9 @@ def _update_section(note: Note, candidate: Candidate, reported: list[str], now: 
     if not payload.strip() or _holds(note.body, payload):
         return None
     fm = candidate.frontmatter
-    details = [f"{key} {_scalar(fm[key])}" for key in ("source_skill", "captured_at") if not _blank(fm.get(key))]
+    claimed = claims(fm)  # an inbox file's "a person wrote me" is kept in curated_from only
+    keys = [k for k in ("source_skill", "captured_at") if k not in claimed]
+    details = [f"{key} {_scalar(fm[key])}" for key in keys if not _blank(fm.get(key))]
     heading = f"## Update {now.astimezone(dt.UTC).date().isoformat()} (from {candidate.agent})"
     origin = f"*From `{candidate.inbox_path}`" + (f" ({', '.join(details)})" if details else "") + ".*"
     return f"{heading}\n\n{origin}\n\n{payload}\n"

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import RoundTripConstructor
 
 from memory_curator import yaml12
 
@@ -121,6 +122,8 @@ def load_yaml(source: str) -> tuple[dict[str, Any], str | None]:
         data = yaml12.load(source)
     except yaml.YAMLError as exc:
         return {}, "the frontmatter does not parse: " + _yaml_message(exc)
+    except Exception as exc:  # yaml12 promises a YAMLError only; should a path slip through, it is bad YAML too
+        return {}, f"the frontmatter does not parse: {type(exc).__name__}"
     if data is None:
         return {}, None
     if not isinstance(data, dict):
@@ -132,7 +135,7 @@ def _has_anchor(source: str) -> bool:
     try:
         tokens = yaml.scan(source, Loader=yaml.SafeLoader)
         return any(isinstance(tok, yaml.AnchorToken | yaml.AliasToken) for tok in tokens)
-    except (yaml.YAMLError, RecursionError):
+    except Exception:  # a scan that fails is a parse that fails: loading says why
         return False
 
 
@@ -229,8 +232,24 @@ def _unverbatim(text: str) -> str:
     return _TOKENS.sub(swap, text)
 
 
+class _RoundTrip(RoundTripConstructor):
+    """ruamel's round-trip constructor, except that a timestamp no calendar has
+    (`2026-02-30`, month 13) stays its text, as the reading side (YAML 1.2) has it: a note
+    PyYAML reads must not become uneditable, or crash an edit, over an impossible date."""
+
+    def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
+        try:
+            return super().construct_yaml_timestamp(node, values)
+        except (ValueError, OverflowError):
+            return self.construct_scalar(node)
+
+
+_RoundTrip.add_constructor("tag:yaml.org,2002:timestamp", _RoundTrip.construct_yaml_timestamp)
+
+
 def _yaml(mapping: int = 2, offset: int = 2) -> YAML:
     out = YAML()
+    out.Constructor = _RoundTrip
     out.preserve_quotes = True
     out.width = 4096
     out.indent(mapping=mapping, sequence=offset + 2, offset=offset)
@@ -361,7 +380,10 @@ def edit_frontmatter(text: str, mutate: Callable[[CommentedMap], None]) -> str:
     source = parts.yaml.replace("\r\n", "\n")
     mapping, offset = _guess_indent(source)
     rt = _yaml(mapping, offset)
-    data = rt.load(source) or CommentedMap()
+    try:  # ruamel's scanner is stricter than PyYAML's (a tab after a colon) and may raise anything
+        data = rt.load(source) or CommentedMap()
+    except Exception as exc:
+        raise NotEditable(f"ruamel cannot round-trip it: {type(exc).__name__}") from None
     _keep_spellings(data, yaml12.scalars(source))
     before = {str(k): plain(v) for k, v in data.items()}
     segments = _key_segments(source.splitlines(keepends=True), data)
@@ -369,7 +391,10 @@ def edit_frontmatter(text: str, mutate: Callable[[CommentedMap], None]) -> str:
     after = {str(k): plain(v) for k, v in data.items()}
     if before == after and list(before) == list(after):
         return text
-    new_yaml = _unverbatim(_splice(data, before, segments, rt))
+    try:
+        new_yaml = _unverbatim(_splice(data, before, segments, rt))
+    except Exception as exc:  # the edited YAML cannot be written back faithfully: leave the text alone
+        raise NotEditable(f"ruamel cannot write it back: {type(exc).__name__}") from None
     if new_yaml and not new_yaml.endswith("\n"):
         new_yaml += "\n"
     if newline != "\n":

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from memory_curator import merge
 from memory_curator.candidate import Candidate
 from memory_curator.notes import Note, all_tags, parse, wikilinks
+from memory_curator.ownership import curator_owned
 from memory_curator.rules import Rules, Settings
 from memory_curator.vault import safe_join
 
@@ -26,7 +27,7 @@ class ExistingNote:
     path: str
     text: str
     note: Note
-    human_authored: bool
+    curator_owned: bool  # False: the person's note, never changed by a sweep (`ownership`)
 
     @property
     def frontmatter(self) -> Mapping[str, Any]:
@@ -80,19 +81,6 @@ class Querier(Protocol):
     def stage(self, rel: str, text: str | None) -> None: ...
 
 
-def human_authored(rel: str, note: Note, rules: Rules) -> bool:
-    """Written by a person: never modified by a sweep."""
-    fm = note.frontmatter
-    if str(fm.get("source_skill", "")).lower() == "human" or str(fm.get("author", "")).lower() == "user":
-        return True
-    for name in ("decisions", "insights"):
-        surface = rules.surface_named(name)
-        folder = surface.path.split("/")[0] + "/" if surface else f"{name}/"
-        if rel.startswith(folder) and "curated_from" not in fm:
-            return True
-    return False
-
-
 @dataclass
 class FileQuerier:
     """Exact-key answers from the files themselves; no duplicate or similarity search."""
@@ -112,7 +100,7 @@ class FileQuerier:
         if text is None:
             return None
         note = parse(text)
-        return ExistingNote(rel, text, note, human_authored(rel, note, self.rules))
+        return ExistingNote(rel, text, note, curator_owned(rel, note.frontmatter, self.rules))
 
     def duplicate_of(self, candidate: Candidate) -> str | None:
         return None

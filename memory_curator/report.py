@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -18,6 +19,7 @@ from rich.text import Text
 
 from memory_curator.result import SweepResult
 from memory_curator.rules import Rules
+from memory_curator.vault import printable
 
 STYLE = {"promote": "green", "patch": "cyan", "drop": "red", "needs_review": "yellow"}
 
@@ -30,8 +32,34 @@ def stderr() -> Console:
     return Console(stderr=True, soft_wrap=True)
 
 
+# What JSON leaves raw with ensure_ascii=False and a terminal must not get: C1 controls, line and
+# paragraph separators, bidi overrides, and lone surrogates (a file name's bytes that are not UTF-8).
+_RAW_IN_JSON = re.compile("[\x80-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def shown(text: object) -> str:
+    """Any text from a file, a name or an error, for rich output: what could act on the terminal
+    (an escape sequence, a newline, bytes that are not UTF-8) escaped by `vault.printable`, and
+    rich's markup escaped. The one way report prints a name."""
+    return escape(printable(str(text)))
+
+
+def json_text(data: Any, indent: int | None = None) -> str:
+    """JSON for stdout: readable UTF-8, every control character escaped (JSON escapes C0 itself),
+    and a non-UTF-8 name's byte shown as the text `\\xff`, never as a lone surrogate."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False, default=str)
+    return _RAW_IN_JSON.sub(_json_escape, text) if _RAW_IN_JSON.search(text) else text
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())  # only ever inside a JSON string: json.dumps writes structure in ASCII
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
+
+
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.write(json_text(data, indent=2) + "\n")
 
 
 def sweep(result: SweepResult, as_json: bool) -> None:
@@ -40,7 +68,7 @@ def sweep(result: SweepResult, as_json: bool) -> None:
         return
     console = stdout()
     for note in result.notes:
-        console.print(f"[dim]note:[/] {escape(note)}")
+        console.print(f"[dim]note:[/] {shown(note)}")
     table = Table(show_edge=False, header_style="bold")
     for column in ("candidate", "verdict", "where", "why"):
         table.add_column(column, overflow="fold")
@@ -48,15 +76,15 @@ def sweep(result: SweepResult, as_json: bool) -> None:
         for action in agent.actions:
             where = action.moved_to or action.target_path or ""
             verdict = f"[{STYLE[action.verdict]}]{action.verdict}[/]"
-            table.add_row(escape(action.inbox_path), verdict, escape(where), escape(action.reason))
+            table.add_row(shown(action.inbox_path), verdict, shown(where), shown(action.reason))
         for failure in agent.errors:
-            table.add_row(escape(failure.inbox_path), "[bold red]error[/]", "", escape(failure.error))
+            table.add_row(shown(failure.inbox_path), "[bold red]error[/]", "", shown(failure.error))
     if table.row_count:
         console.print(table)
     _diffs(console, result)
     for agent in result.agents:
         for skip in agent.skipped:
-            console.print(f"[dim]skipped {escape(skip.inbox_path)}: {escape(skip.reason)}[/]")
+            console.print(f"[dim]skipped {shown(skip.inbox_path)}: {shown(skip.reason)}[/]")
     totals = result.totals()
     prefix = "dry run (nothing written): " if result.dry_run else ""
     console.print(
@@ -80,7 +108,7 @@ def check(data: Mapping[str, Any], as_json: bool) -> None:
         return
     console = stdout()
     verdict = str(data["verdict"])
-    console.print(f"[{STYLE.get(verdict, 'white')}]{verdict}[/]: {escape(str(data['reason']))}")
+    console.print(f"[{STYLE.get(verdict, 'white')}]{verdict}[/]: {shown(str(data['reason']))}")
     if data.get("target_path"):
         console.print(f"target: {data['target_path']}")
     table = Table("criterion", "value", show_edge=False)
@@ -89,7 +117,7 @@ def check(data: Mapping[str, Any], as_json: bool) -> None:
     if table.row_count:
         console.print(table)
     for line in data.get("explanation", []):
-        console.print(f"  {escape(line)}")
+        console.print(f"  {shown(line)}")
 
 
 def rules_summary(rules: Rules) -> None:
@@ -99,7 +127,7 @@ def rules_summary(rules: Rules) -> None:
     console.print("criteria: " + ", ".join(c.name for c in rules.criteria))
     for rule in rules.drop_rules:
         how = "judge only" if rule.judge_only else (rule.when.text if rule.when else "")
-        console.print(f"drop {rule.id}: {escape(rule.reason)}  [dim]when {escape(how)}[/]")
+        console.print(f"drop {rule.id}: {shown(rule.reason)}  [dim]when {shown(how)}[/]")
 
 
 def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
@@ -114,22 +142,22 @@ def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
         console.print(f"{stamp} {text}", highlight=False)
 
     if not isinstance(item, Batch):
-        line(escape(item.text))
+        line(shown(item.text))
         return
     if not item.worth_reporting:
         return
     for note in item.result.notes:
-        line(f"[dim]note:[/] {escape(note)}")
+        line(f"[dim]note:[/] {shown(note)}")
     for agent in item.result.agents:
         for action in agent.actions:
             where = action.moved_to or action.target_path
-            arrow = f" -> {escape(where)}" if where and where != action.inbox_path else ""
+            arrow = f" -> {shown(where)}" if where and where != action.inbox_path else ""
             verdict = f"[{STYLE[action.verdict]}]{action.verdict}[/]"
-            line(f"{verdict} {escape(action.inbox_path)}{arrow}: {escape(action.reason)}")
+            line(f"{verdict} {shown(action.inbox_path)}{arrow}: {shown(action.reason)}")
         for failure in agent.errors:
-            line(f"[bold red]error[/] {escape(failure.inbox_path)}: {escape(failure.error)}")
+            line(f"[bold red]error[/] {shown(failure.inbox_path)}: {shown(failure.error)}")
     if as_json:
-        sys.stdout.write(json.dumps(item.to_json(), ensure_ascii=False, default=str) + "\n")
+        sys.stdout.write(json_text(item.to_json()) + "\n")
         sys.stdout.flush()
 
 
@@ -144,7 +172,7 @@ def person_action(done: Any, as_json: bool) -> None:
     action = done.action
     where = action.moved_to or action.target_path or ""
     stdout().print(
-        f"[{STYLE[action.verdict]}]{action.verdict}[/] {escape(action.inbox_path)} -> {escape(where)}"
+        f"[{STYLE[action.verdict]}]{action.verdict}[/] {shown(action.inbox_path)} -> {shown(where)}"
         f"  [dim](run {done.run_id}; `memory-curator undo {done.run_id}` takes it back)[/]"
     )
 
@@ -153,7 +181,7 @@ def restored(result: Any, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_json())
         return
-    stdout().print(f"restored {escape(result.dropped)} -> {escape(result.inbox_path)} (tagged needs-review)")
+    stdout().print(f"restored {shown(result.dropped)} -> {shown(result.inbox_path)} (tagged needs-review)")
 
 
 def undone(result: Any, as_json: bool) -> None:
@@ -162,9 +190,9 @@ def undone(result: Any, as_json: bool) -> None:
         return
     console = stdout()
     for item in result.undone:
-        console.print(f"undone {item.verdict}: {escape(item.inbox_path or '')} [dim]({escape(item.path or '')})[/]")
+        console.print(f"undone {item.verdict}: {shown(item.inbox_path or '')} [dim]({shown(item.path or '')})[/]")
     for item in result.left:
-        console.print(f"[yellow]left alone[/] {item.verdict} of {escape(item.inbox_path or '')}: {escape(item.left)}")
+        console.print(f"[yellow]left alone[/] {item.verdict} of {shown(item.inbox_path or '')}: {shown(item.left)}")
     console.print(f"run {result.run_id}: {len(result.undone)} undone, {len(result.left)} left alone")
 
 
@@ -173,7 +201,7 @@ def submitted(result: Any, as_json: bool) -> None:
         emit_json(result.to_json())
         return
     console = stdout()
-    console.print(f"submitted {escape(result.inbox_path)}")
+    console.print(f"submitted {shown(result.inbox_path)}")
     if result.check is not None:
         check(result.check, False)
 
@@ -192,9 +220,9 @@ def decision_log(entries: list[Any], as_json: bool) -> None:
         verdict = f"[{STYLE.get(entry.verdict, 'bold')}]{entry.verdict}[/]"
         state = "undone" if entry.undone_by else "" if entry.status == "done" else entry.status
         state = f" [dim]({state})[/]" if state else ""
-        where = "" if entry.dest in (None, entry.inbox) else f" -> {escape(entry.dest)}"
-        why = f"[dim]{escape(entry.reason)} · {entry.run}[/]"
-        console.print(f"{when}  {verdict}{state}  {escape(entry.inbox or '')}{where}  {why}")
+        where = "" if entry.dest in (None, entry.inbox) else f" -> {shown(entry.dest)}"
+        why = f"[dim]{shown(entry.reason)} · {entry.run}[/]"
+        console.print(f"{when}  {verdict}{state}  {shown(entry.inbox or '')}{where}  {why}")
 
 
 def status(data: Mapping[str, Any], as_json: bool) -> None:
@@ -202,15 +230,15 @@ def status(data: Mapping[str, Any], as_json: bool) -> None:
         emit_json(dict(data))
         return
     console = stdout()
-    console.print(f"[bold]vault[/] {escape(data['vault'])}\n[bold]state[/] {escape(data['state_dir'])}")
+    console.print(f"[bold]vault[/] {shown(data['vault'])}\n[bold]state[/] {shown(data['state_dir'])}")
     console.print(_inbox_table(data))
     review = data["needs_review"]
-    oldest = f" (oldest {escape(review['oldest_path'])}, {review['oldest_age_hours']} h)" if review["count"] else ""
+    oldest = f" (oldest {shown(review['oldest_path'])}, {review['oldest_age_hours']} h)" if review["count"] else ""
     console.print(f"[yellow]waiting for a person:[/] {review['count']}{oldest}")
     if data["contradictions"]:
-        console.print(f"[red]contradictions flagged:[/] {', '.join(escape(p) for p in data['contradictions'])}")
+        console.print(f"[red]contradictions flagged:[/] {', '.join(shown(p) for p in data['contradictions'])}")
     drops = data["drops_7d"]
-    rules = ", ".join(f"{escape(rule)} {n}" for rule, n in drops["by_rule"].items())
+    rules = ", ".join(f"{shown(rule)} {n}" for rule, n in drops["by_rule"].items())
     console.print(f"drops in the last 7 days: {drops['total']}" + (f" ({rules})" if rules else ""))
     if data["last_sweeps"]:
         console.print(_sweeps_table(data["last_sweeps"]))
@@ -218,13 +246,13 @@ def status(data: Mapping[str, Any], as_json: bool) -> None:
     console.print(_index_line(data.get("index")))
     console.print(_schedule_line(data.get("schedule") or {}))
     lock = data["lock"]
-    console.print("lock: free" if lock["free"] else f"lock: held by {escape(str(lock['holder']))}")
+    console.print("lock: free" if lock["free"] else f"lock: held by {shown(str(lock['holder']))}")
 
 
 def _inbox_table(data: Mapping[str, Any]) -> Table:
     table = Table("agent", "candidates", "needs review", "held", title="inbox", show_edge=False, title_justify="left")
     for agent, counts in data["inbox"]["agents"].items():
-        table.add_row(escape(agent), str(counts["candidates"]), str(counts["needs_review"]), str(counts["held"]))
+        table.add_row(shown(agent), str(counts["candidates"]), str(counts["needs_review"]), str(counts["held"]))
     if not table.row_count:
         table.add_row("(empty)", "0", "0", "0")
     return table
@@ -268,20 +296,21 @@ def _index_line(index: Mapping[str, Any] | None) -> str:
     if index is None:
         return "index: not built yet (the next sweep builds it)"
     if not index.get("usable"):
-        return f"index: unusable, rebuilt at the next sweep ({escape(str(index.get('error', index['path'])))})"
+        return f"index: unusable, rebuilt at the next sweep ({shown(str(index.get('error', index['path'])))})"
     size = (index.get("bytes") or 0) / 1_000_000
     age = age_text(index.get("age_seconds"))
-    return f"index: {index.get('notes')} notes, {size:.1f} MB, refreshed {age} ago"
+    problems = f", {index['problems']} read by body only (index stats)" if index.get("problems") else ""
+    return f"index: {index.get('notes')} notes{problems}, {size:.1f} MB, refreshed {age} ago"
 
 
 def _schedule_line(schedule: Mapping[str, Any]) -> str:
     if schedule.get("error"):
-        return f"schedule: unknown ({escape(str(schedule['error']))})"
+        return f"schedule: unknown ({shown(str(schedule['error']))})"
     if not schedule.get("installed"):
         return "schedule: not installed (memory-curator schedule install)"
     jobs = ", ".join(f"{j['platform']} every {age_text(j['every_seconds'])}" for j in schedule["jobs"])
     last = schedule.get("last_run")
-    tail = f"; last run {last['time']}: {escape(str(last['summary']))}" if last else "; no run logged yet"
+    tail = f"; last run {last['time']}: {shown(str(last['summary']))}" if last else "; no run logged yet"
     return f"schedule: {jobs}{tail}"
 
 

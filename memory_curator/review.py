@@ -9,6 +9,7 @@ quitting midway loses nothing. Keys are read with click prompts, which `CliRunne
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from rich.table import Table
 
 from memory_curator import candidate as cand
 from memory_curator import compose, merge
-from memory_curator.actions import Desk, Done, inbox_item
+from memory_curator.actions import PERSONS_NOTE, Desk, Done, inbox_item
 from memory_curator.decide import Decision, decide
 from memory_curator.errors import CuratorError
 from memory_curator.notes import plain
@@ -54,6 +55,7 @@ class View:
     neighbours: tuple[Neighbour, ...]
     patch_target: str | None
     diff: str | None
+    persons: bool = False  # the patch target is the person's note: writing it needs a second key
 
 
 @dataclass
@@ -140,7 +142,7 @@ def _one(desk: Desk, querier: Querier, console: Console, item: InboxItem, positi
             tally.edited += 1
             continue
         try:
-            done = act(desk, key, candidate, view)
+            done = act(desk, key, candidate, view, console)
         except CuratorError as exc:
             console.print(f"[red]not done:[/] {escape(str(exc))}")
             continue
@@ -151,7 +153,7 @@ def _one(desk: Desk, querier: Querier, console: Console, item: InboxItem, positi
         return action.verdict
 
 
-def act(desk: Desk, key: str, candidate: cand.Candidate, view: View) -> Done:
+def act(desk: Desk, key: str, candidate: cand.Candidate, view: View, console: Console | None = None) -> Done:
     """Apply the person's choice (prompting for what it needs)."""
     rel = str(desk.root / candidate.inbox_path)  # absolute: never another vault's file under the cwd
     if key == "p" and candidate.surface is not None:
@@ -164,9 +166,40 @@ def act(desk: Desk, key: str, candidate: cand.Candidate, view: View) -> Done:
     if key == "m":
         suggestion = view.patch_target or (view.neighbours[0].path if view.neighbours else None)
         target = click.prompt("Patch into (vault path)", default=suggestion)
-        return desk.patch(rel, target)
+        return patch_confirmed(desk, rel, target, console, ask=True)
     reason = click.prompt("Reason for the drop")
     return desk.drop(rel, reason)
+
+
+def on_terminal() -> bool:
+    """A person is there to see a diff and answer (`resolve` asks only then)."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def patch_confirmed(desk: Desk, rel: str, target: str, console: Console | None, ask: bool, yes: bool = False) -> Done:
+    """Patch into `target`. A person's note is written only once the person confirms the diff:
+    `yes` (`resolve --yes`), or a second key when `ask`; otherwise it is refused, unchanged.
+    The diff and the question go to `console` (default: stderr, so `--json` stays clean)."""
+    if yes:
+        return desk.patch(rel, target, confirmed=True)
+    preview = desk.persons_patch(rel, target)
+    if preview is None:  # the curator's note: no confirmation needed
+        return desk.patch(rel, target)
+    if not ask:
+        raise CuratorError(f"{preview.target}: {PERSONS_NOTE}")
+    console = console or Console(stderr=True)
+    console.print(f"[yellow]{escape(preview.target)} is your note[/] (not the curator's); the patch would change:")
+    console.print(Syntax(preview.diff, "diff", theme="ansi_dark", word_wrap=True))
+    answer = click.prompt(
+        "Write this into your note? [y]es, [n]o",
+        type=click.Choice(["y", "n"]),
+        show_choices=False,
+        default="n",
+        err=console.stderr,
+    )
+    if answer != "y":
+        raise CuratorError(f"{preview.target}: left as it was")
+    return desk.patch(rel, preview.target, confirmed=True, seen=preview.seen)
 
 
 def _edit(desk: Desk, item: InboxItem, console: Console) -> None:
@@ -185,11 +218,12 @@ def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate) -> View:
     except CuratorError:
         neighbours = ()
     existing = facts.existing
-    if existing is None or existing.human_authored:
+    if existing is None:
         return View(decision, neighbours, None, None)
-    merged = merge.merge(existing.text, candidate, desk.clock.now())
+    person = not existing.curator_owned  # shown as the person would write it: their note stays theirs
+    merged = merge.merge(existing.text, candidate, desk.clock.now(), person=person)
     diff = merge.note_diff(existing.path, existing.text, merged.text) if merged.changed else None
-    return View(decision, neighbours, existing.path, diff)
+    return View(decision, neighbours, existing.path, diff, person)
 
 
 def show(console: Console, item: InboxItem, candidate: cand.Candidate, view: View, position: str, now: float) -> None:
@@ -212,7 +246,8 @@ def show(console: Console, item: InboxItem, candidate: cand.Candidate, view: Vie
         near = ", ".join(f"{escape(n.path)} ({n.score:.2f})" for n in view.neighbours)
         console.print(f"nearest notes: {near}")
     if view.diff:
-        console.print(f"a patch into {escape(view.patch_target or '')} would change:")
+        mine = " (your note: m asks you to confirm)" if view.persons else ""
+        console.print(f"a patch into {escape(view.patch_target or '')}{mine} would change:")
         console.print(Syntax(view.diff, "diff", theme="ansi_dark", word_wrap=True))
 
 

@@ -4,8 +4,11 @@ immutable objects. Every problem is a RulesError naming the file and the line.""
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 import string
+import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -13,6 +16,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
+from memory_curator import ownership
 from memory_curator.conditions import Cond, ConditionError, compile_condition
 from memory_curator.errors import RulesError
 from memory_curator.notes import content_hash
@@ -22,6 +26,9 @@ _BLOCK = re.compile(r"^(```+|~~~+)[ \t]*yaml[ \t]+curator-rules[ \t]*\r?$", re.M
 OUTCOMES = ("pass", "fail", "undecided")
 CRITERIA = ("novel", "sourced", "specific", "future_useful", "surprise_or_load_bearing")
 DEADLINE_MAX_SECONDS = 3600.0  # judge.deadline_seconds: one hour is already far more than any sweep needs
+SECONDS_MAX = 30 * 86400.0  # settle, ceiling and reconcile times: a month is already far more than any vault needs
+NEIGHBOURS_MAX = 1000
+RULES_MAX_BYTES = 1 << 20  # a rules file is a note a person edits: 1 MiB is far more than one needs
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,7 @@ class Surface:
     path: str
     key: tuple[str, ...]
     required: tuple[str, ...]
+    curated: bool = False  # its folder is handed over to the curator (docs/rules.md, "Whose note is it")
 
     def placeholders(self) -> list[tuple[str, str | None]]:
         return [(f, spec or None) for _, f, spec, _ in string.Formatter().parse(self.path) if f]
@@ -102,19 +110,70 @@ class Rules:
 
 
 def load(path: Path) -> Rules:
+    return parse(read_rules_text(path), str(path))
+
+
+def read_rules_text(path: Path) -> str:
+    """The rules file's text. Only a regular file (a symlink to one is fine) is read: a broken
+    symlink, a FIFO, a device or a folder is refused by name, and a FIFO is never opened."""
+    origin = str(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        info = os.stat(path)
     except FileNotFoundError:
-        raise RulesError(str(path), "the rules file does not exist (run `memory-curator init`)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RulesError(str(path), f"cannot read the rules file: {exc}") from None
-    return parse(text, str(path))
+        raise RulesError(origin, _missing(path)) from None
+    except OSError as exc:
+        raise RulesError(origin, f"cannot read the rules file: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise RulesError(origin, f"the rules file is {_kind(info.st_mode)}, not a regular file")
+    try:  # non-blocking: a file swapped for a FIFO since the stat still cannot hang the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise RulesError(origin, f"cannot read the rules file: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            mode = os.fstat(handle.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise RulesError(origin, f"the rules file is {_kind(mode)}, not a regular file")
+            data = handle.read(RULES_MAX_BYTES + 1)
+        except OSError as exc:
+            raise RulesError(origin, f"cannot read the rules file: {exc.strerror or exc}") from None
+    if len(data) > RULES_MAX_BYTES:
+        raise RulesError(origin, f"the rules file is over {RULES_MAX_BYTES >> 20} MiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise RulesError(origin, f"not UTF-8 text (byte {exc.start})", line) from None
+
+
+def _missing(path: Path) -> str:
+    """Why `path` cannot be found: a broken symlink (the file's or a folder's) is named as one."""
+    for link in [path, *path.parents]:
+        if os.path.islink(link) and not os.path.exists(link):
+            what = "the rules file" if link == path else f"{link}"
+            return f"{what} is a broken symlink (to {os.readlink(link)}): repair or remove it"
+    return "the rules file does not exist (run `memory-curator init`)"
+
+
+def _kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
+    kinds += ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+def vault_rules_file(root: Path) -> Path | None:
+    """The vault's own rules file, or None when it has none. Anything at that path (a broken
+    symlink, a FIFO, a folder), or a `_meta` that is not a folder, counts as the vault's own file,
+    which `load` then refuses: the shipped defaults never stand in for a file that is there."""
+    own = root / "_meta" / "inbox-rules.md"
+    if os.path.lexists(own) or (os.path.lexists(own.parent) and not own.parent.is_dir()):
+        return own
+    return None
 
 
 def load_for_vault(root: Path) -> Rules:
     """The vault's own rules file wins; the shipped defaults apply when it has none."""
-    own = root / "_meta" / "inbox-rules.md"
-    return load(own if own.exists() else DEFAULT_RULES)
+    return load(vault_rules_file(root) or DEFAULT_RULES)
 
 
 def parse(text: str, origin: str) -> Rules:
@@ -125,6 +184,11 @@ def parse(text: str, origin: str) -> Rules:
         mark = exc.problem_mark or exc.context_mark
         line = first_line + mark.line if mark else first_line
         raise RulesError(origin, f"YAML error: {exc.problem or exc.context}", line) from None
+    except RecursionError:
+        raise RulesError(origin, "the curator-rules block is nested too deeply", first_line) from None
+    except (ValueError, OverflowError) as exc:  # a value YAML reads but Python cannot hold
+        line, why = _unreadable(block, exc)
+        raise RulesError(origin, why, first_line + line) from None
     if not isinstance(data, dict):
         raise RulesError(origin, "the curator-rules block must be a mapping", first_line)
     builder = _Builder(origin, first_line)
@@ -132,6 +196,18 @@ def parse(text: str, origin: str) -> Rules:
         return builder.build(data, prose, content_hash(text))
     except ConditionError as exc:
         raise RulesError(origin, str(exc), builder.abs_line(exc.line)) from None
+    except RecursionError:
+        raise RulesError(origin, "the curator-rules block is nested too deeply", first_line) from None
+
+
+def _unreadable(block: str, exc: Exception) -> tuple[int, str]:
+    """Where in the block (0-based line) a value failed to load, and why, in one line."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    if limit:
+        long = re.search(rf"[0-9][0-9_]{{{limit},}}", block)
+        if long:
+            return block.count("\n", 0, long.start()), f"a number with more than {limit} digits"
+    return 0, f"a value cannot be read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
 
 
 def _machine_block(text: str, origin: str) -> tuple[str, int, str]:
@@ -189,7 +265,7 @@ class _Builder:
                 tuple(_names(spec.get("required", []))),
             )
             self._check_template(surface, raw, name)
-            out.append(surface)
+            out.append(replace(surface, curated=self._curated(surface, spec)))
         return tuple(out)
 
     def _check_template(self, surface: Surface, raw: Any, name: Any) -> None:
@@ -204,6 +280,23 @@ class _Builder:
                 raise self.fail(f"surface {surface.name!r}: unknown placeholder {{{hole}}} in path", raw, name)
             if spec and hole != "date":
                 raise self.fail(f"surface {surface.name!r}: only {{date}} takes a format", raw, name)
+        problem = ownership.template_problem(surface.path)
+        if problem:
+            raise self.fail(f"surface {surface.name!r}: {problem}", raw, name)
+
+    def _curated(self, surface: Surface, spec: Any) -> bool:
+        """`curated`: the surface's folder is handed over to the curator. Default: true for the
+        agent-fed surfaces (facts, events, persons, projects, research) that have a folder."""
+        folder = ownership.surface_folder(surface.path)
+        value = spec.get("curated")
+        if value is None:
+            return surface.name in ownership.HANDED_OVER and folder is not None
+        if not isinstance(value, bool):
+            raise self.fail(f"surface {surface.name!r}: curated must be true or false", spec, "curated")
+        if value and folder is None:
+            why = "curated: true needs a fixed folder at the start of its path"
+            raise self.fail(f"surface {surface.name!r}: {why}", spec, "curated")
+        return value
 
     def criteria(self, raw: Any, parent: Any) -> tuple[Criterion, ...]:
         if not isinstance(raw, dict):
@@ -262,15 +355,21 @@ class _Builder:
         return tuple(out)
 
     def settings(self, raw: Any) -> Settings:
+        """Typed and range-checked here, by the same checks `run` applies (settings_problem,
+        judge_problem): what `rules check` accepts, a sweep accepts."""
         if not isinstance(raw, dict):
             raise self.fail("'settings' must be a mapping")
         judge_raw = raw.get("judge") or {}
+        if not isinstance(judge_raw, dict):
+            raise self.fail("'judge' must be a mapping of judge settings", raw, "judge")
         base = {k: v for k, v in raw.items() if k != "judge"}
         settings = self._typed(Settings(), base, raw)
         judge = self._typed(JudgeSettings(), judge_raw, judge_raw)
-        problem = deadline_problem(judge.deadline_seconds)
-        if problem:
-            raise self.fail(f"setting 'deadline_seconds' {problem}", judge_raw, "deadline_seconds")
+        for problem, node in ((settings_problem(settings), raw), (judge_problem(judge), judge_raw)):
+            if problem:
+                name, why = problem
+                line = _line(node, name) if name in node else _line(node)
+                raise RulesError(self.origin, f"setting {name!r} {why}", self.abs_line(line))
         return replace(settings, judge=judge)
 
     def _typed(self, default: Any, values: dict[str, Any], node: Any) -> Any:
@@ -284,14 +383,61 @@ class _Builder:
         return replace(default, **out)
 
     def _coerce(self, key: str, value: Any, current: Any, node: Any) -> Any:
-        if value is None or (current is None and isinstance(value, str)):
-            return None if value is None else str(value)
+        if current is None or isinstance(current, str):  # text (curator_host, model, effort)
+            if value is None and current is None:
+                return None
+            if isinstance(value, dict | list) or value is None:
+                raise self.fail(f"setting {key!r} must be text", node, key)
+            return str(value)
         kind = type(current)
         if kind is bool and not isinstance(value, bool):
             raise self.fail(f"setting {key!r} must be true or false", node, key)
         if kind in (int, float) and (isinstance(value, bool) or not isinstance(value, int | float)):
             raise self.fail(f"setting {key!r} must be a number", node, key)
-        return kind(value)
+        if kind is int and isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+            raise self.fail(f"setting {key!r} must be a whole number", node, key)
+        try:
+            return kind(value)
+        except OverflowError:  # an integer too large for a float
+            raise self.fail(f"setting {key!r} is out of range", node, key) from None
+
+
+def settings_problem(settings: Settings) -> tuple[str, str] | None:
+    """The first unusable sweep setting and why (None: all are usable)."""
+    limit = f"{SECONDS_MAX:g} seconds (30 days)"
+    for name, least in (("settle_seconds", 0.0), ("settle_ceiling_seconds", None), ("reconcile_seconds", None)):
+        value = getattr(settings, name)
+        low = value >= least if least is not None else value > 0
+        if not (math.isfinite(value) and low):
+            return name, "must be a positive number of seconds" if least is None else "must not be negative"
+        if value > SECONDS_MAX:
+            return name, f"must be at most {limit}"
+    if not 0 <= settings.near_duplicate_score <= 1:
+        return "near_duplicate_score", "must be within 0..1"
+    if not 0 <= settings.neighbours <= NEIGHBOURS_MAX:
+        return "neighbours", f"must be within 0..{NEIGHBOURS_MAX}"
+    return None
+
+
+def judge_problem(settings: JudgeSettings) -> tuple[str, str] | None:
+    """The first unusable judge setting and why (None: all are usable). The one check of judge
+    settings: the rules loader and `run`'s overrides (judge.resolve_settings) both use it."""
+    if not settings.model:
+        return "model", "must not be empty"
+    for name in ("max_tokens", "chunk_size", "breaker_min"):
+        if getattr(settings, name) < 1:
+            return name, "must be at least 1"
+    for name in ("max_retries", "neighbours"):
+        if getattr(settings, name) < 0:
+            return name, "must not be negative"
+    if settings.neighbours > NEIGHBOURS_MAX:
+        return "neighbours", f"must be at most {NEIGHBOURS_MAX}"
+    if not 0 < settings.timeout_seconds < math.inf:
+        return "timeout_seconds", "must be a positive number of seconds"
+    if not 0 <= settings.breaker_fraction <= 1:
+        return "breaker_fraction", "must be within 0..1"
+    problem = deadline_problem(settings.deadline_seconds)
+    return ("deadline_seconds", problem) if problem else None
 
 
 def deadline_problem(seconds: float) -> str | None:

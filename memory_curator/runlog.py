@@ -41,7 +41,7 @@ def append(path: Path, record: dict[str, Any]) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, line.encode("utf-8"))
+            os.write(fd, line.encode("utf-8", "backslashreplace"))  # a non-UTF-8 file name: its JSON escape
         finally:
             os.close(fd)
     except OSError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,10 +61,14 @@ def scan_inbox(root: Path, state: Path, agent: str | None = None) -> list[InboxI
                 raw, mtime = found.path.read_bytes(), found.path.stat().st_mtime
             except OSError:
                 continue
-            note = parse(raw)
-            flagged = compose.has_review_tag(note.frontmatter) or uncertainty(note.text) is not None
             on_hold = held.get(found.rel) == content_hash(raw)
-            items.append(InboxItem(found.rel, name, mtime, flagged, on_hold, uncertainty(note.text)))
+            try:  # one file that cannot be read as a note is still counted; it never stops `status`
+                note = parse(raw)
+                why = uncertainty(note.text)
+                flagged = compose.has_review_tag(note.frontmatter) or why is not None
+            except Exception:
+                flagged, why = False, None
+            items.append(InboxItem(found.rel, name, mtime, flagged, on_hold, why))
     return sorted(items, key=lambda i: (i.mtime, i.rel))
 
 
@@ -91,7 +96,7 @@ def gather(root: Path, explicit_state: str | None = None, clock: Clock = SystemC
         "inbox": inbox_summary(items),
         "needs_review": review_summary(items, now),
         "drops_7d": drops(log, now),
-        "contradictions": sorted(i.rel for i in items if i.flagged and i.contradiction),
+        "contradictions": contradictions(root, log, items),
         "last_sweeps": last_sweeps(records),
         "verdicts_per_day": per_day(log, now),
         "index": index_summary(root, state, now),
@@ -99,6 +104,37 @@ def gather(root: Path, explicit_state: str | None = None, clock: Clock = SystemC
         "lock": {"free": lock_is_free(state), "holder": None if lock_is_free(state) else lock_holder(state)},
         "journal": {"path": str(journal.path), "bytes": journal.size(), "actions": len(log)},
     }
+
+
+_CONTRADICTION = re.compile(r"(?:^|: |\()contradiction:")  # how the curator's reasons say it
+
+
+def contradictions(root: Path, log: list[Entry], items: list[InboxItem]) -> list[str]:
+    """Inbox items the curator flagged as a contradiction, by its journal alone: its last
+    needs-review action on the file said so, and the file still holds the bytes it wrote then.
+    A curator line an agent wrote into its own candidate is only text, never listed."""
+    last: dict[str, Entry] = {}
+    for entry in log:  # journal order, undone actions already left out
+        if entry.verdict == "needs_review" and entry.inbox:
+            last[entry.inbox] = entry
+    out = []
+    for item in items:
+        entry = last.get(item.rel)
+        if entry is None or not recorded_contradiction(entry):
+            continue
+        try:
+            raw = (root / item.rel).read_bytes()
+        except OSError:
+            continue
+        if content_hash(raw) == entry.record.get("after_hash"):
+            out.append(item.rel)
+    return sorted(out)
+
+
+def recorded_contradiction(entry: Entry) -> bool:
+    """The sweep's own flag; for a journal written before the flag was kept, its reason."""
+    flag = entry.record.get("contradiction")
+    return flag if isinstance(flag, bool) else bool(_CONTRADICTION.search(entry.reason))
 
 
 def inbox_summary(items: list[InboxItem]) -> dict[str, Any]:

@@ -48,8 +48,15 @@ def submit(
     agent_id = agent_name(agent or os.environ.get("MEMORY_CURATOR_AGENT") or ROOT_AGENT)
     note = checking.payload_text(text, origin)
     rules = load_for_vault(root)
-    candidate = cand.build(note, origin, agent_id, rules)
-    problem = validate(candidate, rules)
+    try:  # a candidate that makes reading it raise is refused like a malformed one, in one line
+        candidate = cand.build(note, origin, agent_id, rules)
+        problem = validate(candidate, rules)
+    except CuratorError:
+        raise
+    except Exception as exc:
+        from memory_curator.sweep import one_line
+
+        problem = f"cannot be read as a candidate ({one_line(exc)})"
     if problem:
         raise CuratorError(f"{origin}: {problem}; nothing written")
     folder = INBOX if agent_id == ROOT_AGENT else f"{INBOX}/{agent_id}"

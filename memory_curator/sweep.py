@@ -21,13 +21,15 @@ from memory_curator import compose, merge, stores, writer
 from memory_curator.clock import Clock, SystemClock
 from memory_curator.decide import Decision, JudgeVerdict, decide
 from memory_curator.errors import EXIT_OK, CuratorError, UnsafePath
+from memory_curator.index import IndexUnavailable
 from memory_curator.index_querier import IndexQuerier
-from memory_curator.notes import content_hash, parse
-from memory_curator.querier import Facts, Querier, gather_facts, human_authored, with_neighbours
+from memory_curator.notes import Note, content_hash, parse
+from memory_curator.ownership import NOT_ITS_NOTE, curator_owned, judge_may_change
+from memory_curator.querier import Facts, Querier, gather_facts, with_neighbours
 from memory_curator.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.rules import JudgeSettings, Rules, load_for_vault
 from memory_curator.state import state_dir, sweep_lock
-from memory_curator.vault import list_candidates, relpath, safe_join, scope_agents
+from memory_curator.vault import CandidateFile, list_candidates, printable, relpath, safe_join, scope_agents
 
 T = TypeVar("T")
 Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[], None]]]  # total -> a tick per candidate
@@ -67,6 +69,9 @@ class Sweep:
     seq: int = 0
     options: Options = field(default_factory=Options)
     judge_settings: JudgeSettings = field(default_factory=JudgeSettings)
+    confirmed: frozenset[str] = frozenset()  # the person's notes a person confirmed writing into (review, resolve)
+    broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
+    stage: str = "deciding"  # what the current candidate is going through, for an internal error's reason
 
 
 def new_run_id(now: dt.datetime) -> str:
@@ -203,7 +208,13 @@ def _ask_judge(
         return {}, None
     from memory_curator.judge_prompt import guard
 
-    verdicts, stats = guard(*judge(undecided, sweep.rules, sweep.querier), sweep.judge_settings)
+    try:
+        verdicts, stats = guard(*judge(undecided, sweep.rules, sweep.querier), sweep.judge_settings, reach(sweep))
+    except IndexUnavailable:
+        raise
+    except Exception as exc:  # fail-open: a bug in the judge leaves its candidates to the rules alone
+        problem = f"judge failed ({len(undecided)} left undecided): internal error: {one_line(exc)}"
+        return {}, {"failures": len(undecided), "problems": [problem]}
     for candidate in undecided if not sweep.dry_run else []:
         verdict = verdicts.get(candidate.inbox_path) or JudgeVerdict(failure="no verdict")
         record = {"event": "judge", "run": sweep.run_id, "inbox": candidate.inbox_path, "inbox_hash": candidate.digest}
@@ -212,48 +223,105 @@ def _ask_judge(
     return verdicts, stats
 
 
+def reach(sweep: Sweep) -> Callable[[str], bool]:
+    """Whether the judge may change (patch, or call a duplicate) the note at a path, as the
+    vault holds it now (`ownership.judge_may_change`); an unreadable note is out of reach."""
+
+    def may_change(rel: str) -> bool:
+        try:
+            note = sweep.querier.note_at(rel)
+        except IndexUnavailable:
+            raise
+        except (OSError, CuratorError):
+            return False
+        return note is not None and note.path == rel and judge_may_change(rel, note.frontmatter, sweep.rules)
+
+    return may_change
+
+
 def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
     """Needs review by the rules alone, with a criterion undecided (or a near-duplicate), and no
-    note with its key (patch, contradiction and human-authored cases stay with the rules)."""
+    note with its key (patch, contradiction and person's-note cases stay with the rules)."""
     if candidate.inbox_path in sweep.options.overdue or candidate.note.problem or not candidate.note.text.strip():
         return False
-    facts, decision = _decide(sweep, candidate, None)
+    try:
+        facts, decision = _decide(sweep, candidate, None)
+    except IndexUnavailable:
+        raise
+    except Exception:  # not asked about; deciding it again in `_settle` flags it with the reason
+        return False
     if facts.existing is not None:
         return False
     return decision.verdict == "needs_review" and (facts.near_duplicate or None in decision.criteria.values())
 
 
 def _collect(sweep: Sweep, agent: str, folder: Path) -> tuple[list[cand.Candidate], list[Skipped]]:
-    """Read the settled candidates of one agent folder; report the rest as skipped."""
-    found, skipped = [], []
-    settings = sweep.rules.settings
-    for item in list_candidates(folder, agent, sweep.root):
+    """Read the settled candidates of one agent folder; report the rest as skipped. Each file is
+    read inside its own boundary: whatever reading one raises is that file's problem."""
+    found: list[cand.Candidate] = []
+    skipped: list[Skipped] = []
+    try:
+        items = list(list_candidates(folder, agent, sweep.root))
+    except OSError as exc:  # a folder we may not list: its files wait, the other agents are swept
+        return [], [Skipped(relpath(sweep.root, folder) + "/", f"cannot list the folder: {exc.strerror or exc}")]
+    for item in items:
         if sweep.options.only is not None and item.rel not in sweep.options.only:
             continue
         try:
-            stat = item.path.stat()
-            raw = item.path.read_bytes()
-            changed = _signature(stat) != _signature(item.path.stat())
-        except OSError as exc:
-            skipped.append(Skipped(item.rel, f"cannot read: {exc.strerror}"))
-            continue
-        if changed:
-            skipped.append(Skipped(item.rel, "still being written (it changed while it was read)"))
-            continue
-        if sweep.reviewed.get(item.rel) == content_hash(raw):
-            skipped.append(Skipped(item.rel, "needs review (unchanged since it was flagged)"))
-            continue
-        quiet, age = _quiet_for(sweep, item.rel, stat)
-        if quiet < settings.settle_seconds and item.rel not in sweep.options.overdue:
-            skipped.append(Skipped(item.rel, _unsettled(age, quiet)))
-            continue
-        candidate = cand.build(raw, item.rel, agent, sweep.rules)
-        waiting = _still_arriving(candidate, raw, quiet, settings.settle_ceiling_seconds)
-        if waiting and item.rel not in sweep.options.overdue:
-            skipped.append(Skipped(item.rel, waiting))
-            continue
-        found.append(candidate)
+            got = _read(sweep, item)
+        except Exception as exc:
+            got = _unreadable(sweep, item, exc)
+        if isinstance(got, cand.Candidate):
+            found.append(got)
+        else:
+            skipped.append(got)
     return found, skipped
+
+
+def _read(sweep: Sweep, item: CandidateFile) -> cand.Candidate | Skipped:
+    """One inbox file: a candidate to settle, or why it waits."""
+    settings = sweep.rules.settings
+    try:
+        stat = item.path.stat()
+        raw = item.path.read_bytes()
+        changed = _signature(stat) != _signature(item.path.stat())
+    except OSError as exc:
+        return Skipped(item.rel, f"cannot read: {exc.strerror}")
+    if changed:
+        return Skipped(item.rel, "still being written (it changed while it was read)")
+    if sweep.reviewed.get(item.rel) == content_hash(raw):
+        return Skipped(item.rel, "needs review (unchanged since it was flagged)")
+    quiet, age = _quiet_for(sweep, item.rel, stat)
+    if quiet < settings.settle_seconds and item.rel not in sweep.options.overdue:
+        return Skipped(item.rel, _unsettled(age, quiet))
+    candidate = cand.build(raw, item.rel, item.agent, sweep.rules)
+    waiting = _still_arriving(candidate, raw, quiet, settings.settle_ceiling_seconds)
+    if waiting and item.rel not in sweep.options.overdue:
+        return Skipped(item.rel, waiting)
+    return candidate
+
+
+def _unreadable(sweep: Sweep, item: CandidateFile, exc: Exception) -> cand.Candidate | Skipped:
+    """A file whose reading raised: a bare candidate (its bytes, no frontmatter) that `_settle`
+    flags needs_review with the reason, so a person sees it and later sweeps pass it by."""
+    reason = f"internal error while reading: {one_line(exc)}"
+    try:
+        raw = item.path.read_bytes()
+    except OSError as again:
+        return Skipped(item.rel, f"cannot read: {again.strerror or again}")
+    sweep.broken[item.rel] = reason
+    note = Note(text=raw.decode("utf-8", errors="replace"), problem=reason)
+    return cand.Candidate(
+        inbox_path=item.rel,
+        agent=item.agent,
+        note=note,
+        digest=content_hash(raw),
+        surface=None,
+        target=None,
+        key_problem=None,
+        missing=(),
+        raw=raw,
+    )
 
 
 def _signature(stat: os.stat_result) -> tuple[int, int, int]:
@@ -290,18 +358,60 @@ def _still_arriving(candidate: cand.Candidate, raw: bytes, quiet: float, ceiling
 
 
 def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> Action | Failure:
-    decision: Decision | None = None
-    if candidate.inbox_path in sweep.options.overdue:
-        ceiling = sweep.rules.settings.settle_ceiling_seconds
-        decision = Decision("needs_review", f"never settled: still changing after the settle ceiling ({ceiling:g}s)")
-    elif not candidate.note.text.strip() and not candidate.note.problem:
-        decision = Decision("needs_review", "empty file")
-    try:  # reading the vault or writing it may fail: that fails this candidate only; the sweep goes on
+    """Decide, compose and apply one candidate inside its own boundary (design §6, invariant 6):
+    reading the vault or writing it may fail, and a bug may raise anything; either fails this
+    candidate only, and the sweep goes on. Only an index that cannot be opened at all (every
+    candidate would fail alike) stops the sweep."""
+    sweep.stage = "deciding"
+    try:
+        decision = _forced(sweep, candidate)
         if decision is None:
             _, decision = _decide(sweep, candidate, verdict)
+        sweep.stage = "composing"
         return APPLY[decision.verdict](sweep, candidate, decision)
     except (OSError, writer.Conflict, UnsafePath) as exc:
         return Failure(candidate.inbox_path, _describe(exc, (sweep.root / candidate.inbox_path).exists()))
+    except IndexUnavailable:
+        raise
+    except Exception as exc:
+        return _internal(sweep, candidate, exc)
+
+
+def _forced(sweep: Sweep, candidate: cand.Candidate) -> Decision | None:
+    """A verdict known before deciding: unreadable, never settled, or empty."""
+    if candidate.inbox_path in sweep.broken:
+        return Decision("needs_review", sweep.broken[candidate.inbox_path])
+    if candidate.inbox_path in sweep.options.overdue:
+        ceiling = sweep.rules.settings.settle_ceiling_seconds
+        return Decision("needs_review", f"never settled: still changing after the settle ceiling ({ceiling:g}s)")
+    if not candidate.note.text.strip() and not candidate.note.problem:
+        return Decision("needs_review", "empty file")
+    return None
+
+
+def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception) -> Action | Failure:
+    """A bug met while deciding or composing this candidate makes it needs_review, with a one-line
+    reason ('internal error while deciding: ValueError: …'). Met while writing (the journal's open
+    action is then recovery's to finish or undo), or when flagging fails too, it is an error entry
+    in the result and a record in the journal; the file is never lost either way."""
+    reason = f"internal error while {sweep.stage}: {one_line(exc)}"
+    if sweep.stage != "writing":
+        try:
+            return _review(sweep, candidate, Decision("needs_review", reason))
+        except Exception as again:
+            reason += f"; flagging it failed too: {one_line(again)}"
+    still_there = (sweep.root / candidate.inbox_path).exists()
+    record = {"event": "error", "run": sweep.run_id, "inbox": candidate.inbox_path, "inbox_hash": candidate.digest}
+    if not sweep.dry_run:
+        with contextlib.suppress(Exception):  # the result still carries it
+            sweep.journal.append({**record, "error": reason})
+    return Failure(candidate.inbox_path, _describe(RuntimeError(reason), still_there))
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """`ValueError: …` on one printable line (a reason is written into the file and shown)."""
+    text = printable(f"{type(exc).__name__}: {exc}")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _decide(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> tuple[Facts, Decision]:
@@ -341,6 +451,7 @@ def _begin(
             "verdict": decision.verdict,
             "reason": decision.reason,
             "rule": decision.rule,
+            "contradiction": decision.contradiction,  # what `status` lists: the curator's word, not the file's
             "dest": dest,
             "before_hash": before,
             "after_hash": after,
@@ -376,6 +487,7 @@ def _journalled(
     """
     keep_inbox_bytes(sweep.state, candidate)
     seq = _begin(sweep, candidate, decision, dest, content_hash(after) if after is not None else None, before)
+    sweep.stage = "writing"  # from here on, a failure leaves what recovery finishes or undoes
     try:
         done = effect()
     except BaseException as exc:
@@ -405,6 +517,9 @@ def _action(
 
 def _promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
     assert decision.target is not None
+    if safe_join(sweep.root, decision.target).is_symlink():
+        why = f"cannot promote to {decision.target}: {SYMLINK}"
+        return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
     text = compose.promoted_text(candidate, sweep.now)
     if not sweep.dry_run:
         data = text.encode("utf-8")
@@ -418,6 +533,9 @@ def _promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Act
         _journalled(sweep, candidate, decision, decision.target, data, effect)
     sweep.querier.stage(decision.target, text)
     return _action(candidate, decision)
+
+
+SYMLINK = "it is a symlink, which the curator never follows nor replaces"
 
 
 def _drop(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
@@ -458,15 +576,22 @@ def _patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Actio
     """Merge into the note (docs/merge.md), compare-and-swap on the note's bytes, then remove
     the inbox file. The pre-image is kept in the state directory for `undo`."""
     assert decision.target is not None
+    if safe_join(sweep.root, decision.target).is_symlink():
+        return _unpatched(sweep, candidate, decision, SYMLINK)
     old = _note_bytes(sweep, decision.target)
     try:
         text = old.decode("utf-8")
     except UnicodeDecodeError:
         return _unpatched(sweep, candidate, decision, "the note is not UTF-8 text")
-    if human_authored(decision.target, parse(text), sweep.rules):  # never modified (design §3)
-        why = f"matches human-authored {decision.target}"
+    frontmatter = parse(text).frontmatter
+    if decision.by_judge and not judge_may_change(decision.target, frontmatter, sweep.rules):
+        why = f"the judge named {decision.target}, which {NOT_ITS_NOTE}"
         return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
-    merged = merge.merge(text, candidate, sweep.now)
+    owned = curator_owned(decision.target, frontmatter, sweep.rules)
+    if not owned and decision.target not in sweep.confirmed:  # the person's: never modified (design §3)
+        why = f"matches the person's note {decision.target}"
+        return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
+    merged = merge.merge(text, candidate, sweep.now, person=not owned)  # a person's write keeps it theirs
     if merged.refused or not merged.changed:
         return _unpatched(sweep, candidate, decision, merged.refused or "it adds nothing", merged.contradiction)
     data = merged.text.encode("utf-8")

@@ -119,12 +119,12 @@ class Tracker:
 def arriving(path: Path) -> bool:
     """Not finished yet: empty, or the frontmatter is open (the sweep waits for these too).
 
-    An unreadable file is not waited on: the sweep reports it."""
+    An unreadable file is not waited on: the sweep reports it (or flags it)."""
     try:
         raw = path.read_bytes()
-    except OSError:
+        return not raw.strip() or parse(raw).unclosed
+    except Exception:  # one file's problem is never the watcher's: the sweep meets it in its boundary
         return False
-    return not raw.strip() or parse(raw).unclosed
 
 
 def inbox_rel(root: Path, path: str) -> str | None:
@@ -350,6 +350,9 @@ class Watcher:
             return
         except CuratorError as exc:  # a broken rules file must not end the service: the next batch retries
             yield Notice(f"sweep failed: {exc}")
+            return
+        except Exception as exc:  # a bug outside every candidate (each has its own boundary): logged, and
+            yield Notice(f"sweep failed: internal error: {sweep.one_line(exc)}")  # the next batch retries
             return
         self.sweeps += 1
         yield Batch(self.sweeps, result, self.clock.monotonic() - started)

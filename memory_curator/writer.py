@@ -25,9 +25,9 @@ from memory_curator.notes import as_list, content_hash, parse
 from memory_curator.state import iso
 from memory_curator.vault import relpath, safe_join
 
-TEMP_PATTERN = re.compile(r"^\..+\.mc[A-Za-z0-9_]{8}\.tmp$")
+TEMP_PATTERN = re.compile(r"^\..+\.mc[A-Za-z0-9_]{8}\.tmp$", re.DOTALL)  # a name may hold a newline
 MOVES = ("promote", "patch", "drop")  # verdicts whose destination must be durable before the inbox file goes
-_TEMP_STEM_MAX = 100  # keeps `.<name>.mcXXXXXXXX.tmp` under NAME_MAX for any inbox file name
+_TEMP_STEM_MAX = 100  # bytes: keeps `.<name>.mcXXXXXXXX.tmp` (116 bytes at most) under NAME_MAX (255)
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
@@ -67,7 +67,7 @@ def _makedirs(folder: Path) -> None:
 
 
 def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> Path:
-    fd, temp = tempfile.mkstemp(prefix=f".{name[:_TEMP_STEM_MAX]}.mc", suffix=".tmp", dir=folder)
+    fd, temp = tempfile.mkstemp(prefix=f".{_temp_stem(name)}.mc", suffix=".tmp", dir=folder)
     try:
         try:
             os.fchmod(fd, mode)
@@ -79,6 +79,12 @@ def _write_temp(folder: Path, name: str, data: bytes, mode: int) -> Path:
         _unlink_quietly(Path(temp))
         raise
     return Path(temp)
+
+
+def _temp_stem(name: str) -> str:
+    """The target's name cut to `_TEMP_STEM_MAX` bytes (not characters: 62 emoji are 248 bytes),
+    at a character boundary; bytes that are not UTF-8 are left out (the temp's name is ours)."""
+    return os.fsencode(name)[:_TEMP_STEM_MAX].decode("utf-8", "ignore")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -214,7 +220,7 @@ class Journal:
         try:
             if _torn(fd):  # a crash or a full disk cut the last line: never glue ours onto it
                 line = "\n" + line
-            _write_all(fd, line.encode("utf-8"))
+            _write_all(fd, json_bytes(line))
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -262,6 +268,14 @@ class Journal:
 
     def set_checkpoint(self, offset: int) -> None:
         write_state_file(self.checkpoint_path, str(offset).encode())
+
+
+def json_bytes(line: str) -> bytes:
+    """A JSON text as UTF-8, lossless for file names that are not UTF-8: Python holds their
+    bytes as lone surrogates, which only occur inside JSON strings, and `backslashreplace`
+    writes each as the JSON escape `\\udcff` that `json.loads` turns back into the same
+    name, so recovery and `undo` find the file again."""
+    return line.encode("utf-8", "backslashreplace")
 
 
 def _torn(fd: int) -> bool:

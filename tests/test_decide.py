@@ -103,11 +103,12 @@ CASES = [
         PROMOTE_REASON,
     ),
     (
-        "sourced by the owner",
+        # an inbox file's own "a person wrote me" is ignored (design §3): it is agent-written
+        "claiming to be the owner's is not a source",
         {**{k: v for k, v in FACT.items() if k != "source_url"}, "source_skill": "human", "author": "user"},
-        "promote",
+        "needs_review",
         "facts/copilot/data-handling.md",
-        PROMOTE_REASON,
+        "not sourced",
     ),
     (
         "not specific: missing value",
@@ -237,7 +238,7 @@ CASES = [
         ),
         "needs_review",
         "decisions/keep-notes-in-markdown.md",
-        "matches human-authored decisions/keep-notes-in-markdown.md",
+        "matches the person's note decisions/keep-notes-in-markdown.md",
     ),
     (
         "contradiction without times",

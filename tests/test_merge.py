@@ -269,12 +269,14 @@ curated_from:
 - inbox: _inbox/agent-a/c.md
   sha256: SHA
   curated_at: 2026-11-30T12:00:00Z
+  author: user
 updated_at: 2026-11-30T12:00:00Z
 ---
 Wrote the first published algorithm.
 """,
         c,
     )
+    # the claim is kept in the provenance entry only (design §3): it never makes the note a person's
     assert "author" not in parse(merged.text).frontmatter, "a candidate's author: user never makes a note a person's"
     assert merged.summary == (
         "source https://www.britannica.com/biography/Ada-Lovelace",

@@ -228,7 +228,7 @@ def test_human_authored_notes_are_byte_identical_after_agreeing_and_conflicting_
     out = run()
     assert out["processed"] == 8 and out["needs_review"] == 8, out
     for action in out["actions"]:
-        assert "matches human-authored" in action["reason"], action
+        assert "matches the person's note" in action["reason"], action
     flagged = {a["inbox_path"].split("/")[-1]: a.get("contradiction", False) for a in out["actions"]}
     assert flagged["3-conflict.md"] is True and flagged["3-agree.md"] is False
     assert {rel: (vault / rel).read_bytes() for rel in HUMAN_NOTES} == before
@@ -260,9 +260,9 @@ def test_a_person_saving_the_note_mid_patch_wins(vault: Path, write_candidate, r
     real = sweep_mod.merge.merge
     edited = b"---\ntype: fact\nentity: obsidian\npredicate: file-format\n---\nI rewrote this in Obsidian.\n"
 
-    def merge_while_a_person_saves(text, candidate, now):
+    def merge_while_a_person_saves(text, candidate, now, **mode):
         (vault / NOTE).write_bytes(edited)
-        return real(text, candidate, now)
+        return real(text, candidate, now, **mode)
 
     monkeypatch.setattr(sweep_mod.merge, "merge", merge_while_a_person_saves)
     inbox = write_candidate(vault, "more.md", ADDS_SOURCE)
@@ -343,5 +343,6 @@ def test_a_judge_never_gets_a_human_authored_note_patched(vault: Path, write_can
     inbox = write_candidate(vault, "i.md", INSIGHT)
     options = sweep_mod.Options(state_dir=str(tmp_path / "state"))
     (action,) = sweep_mod.run(vault, vault / "_inbox/agent-a", options, judge=judged(human)).agents[0].actions
-    assert (action.verdict, action.reason) == ("needs_review", f"matches human-authored {human}")
+    assert action.verdict == "needs_review"
+    assert action.reason.endswith(f"judge unavailable: target {human} is not one of the notes it may change")
     assert (vault / human).read_bytes() == before and inbox.exists()

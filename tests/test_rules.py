@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -181,8 +183,10 @@ def test_a_renamed_surface_folder_moves_the_target(vault: Path, invoke, write_ca
 
 
 def test_vault_rules_win_over_defaults(vault: Path, invoke, write_candidate) -> None:
-    edit_rules(vault, "  settle_seconds: 3", "  settle_seconds: 100000000000")
-    write_candidate(vault, "c.md", FACT, agent="bot")
+    edit_rules(vault, "  settle_seconds: 3", "  settle_seconds: 86400")  # a day (at most 30 days)
+    path = write_candidate(vault, "c.md", FACT, agent="bot")
+    an_hour_ago = time.time() - 3600  # settled by the default 3 s, not by the vault's day
+    os.utime(path, (an_hour_ago, an_hour_ago))
     out = json.loads(invoke("run", "_inbox/bot", "--vault", str(vault), "--json").output)
     assert out["processed"] == 0 and out["skipped"][0]["reason"].startswith("still being written")
 
