@@ -60,8 +60,8 @@ def init(vault: str | None) -> None:
     multiple=True,
     metavar="NAME=VALUE",
     callback=lambda _ctx, _param, values: _pairs(values),
-    help="A judge setting for this run (model, effort, max_tokens, timeout_seconds, max_retries, chunk_size, "
-    "neighbours, enabled); beats MEMORY_CURATOR_JUDGE_<NAME> and the rules file. Repeatable.",
+    help="A judge setting for this run (model, effort, max_tokens, timeout_seconds, deadline_seconds, max_retries, "
+    "chunk_size, neighbours, enabled); beats MEMORY_CURATOR_JUDGE_<NAME> and the rules file. Repeatable.",
 )
 @click.option(
     "--log-file",

@@ -32,7 +32,7 @@ from memory_curator.querier import Neighbour, Querier, gather_facts
 from memory_curator.report import age_text
 from memory_curator.status import InboxItem, scan_inbox
 from memory_curator.sweep import make_querier
-from memory_curator.vault import scope_agents
+from memory_curator.vault import printable, scope_agents
 
 KEYS = {
     "p": "promote",
@@ -149,7 +149,7 @@ def _one(desk: Desk, querier: Querier, console: Console, item: InboxItem, positi
         tally.done.append(done)
         action = done.action
         where = action.moved_to or action.target_path or ""
-        console.print(f"[{STYLE[action.verdict]}]{action.verdict}[/] {escape(action.inbox_path)} -> {escape(where)}")
+        console.print(f"[{STYLE[action.verdict]}]{action.verdict}[/] {_shown(action.inbox_path)} -> {_shown(where)}")
         return action.verdict
 
 
@@ -188,7 +188,7 @@ def patch_confirmed(desk: Desk, rel: str, target: str, console: Console | None, 
     if not ask:
         raise CuratorError(f"{preview.target}: {PERSONS_NOTE}")
     console = console or Console(stderr=True)
-    console.print(f"[yellow]{escape(preview.target)} is your note[/] (not the curator's); the patch would change:")
+    console.print(f"[yellow]{_shown(preview.target)} is your note[/] (not the curator's); the patch would change:")
     console.print(Syntax(preview.diff, "diff", theme="ansi_dark", word_wrap=True))
     answer = click.prompt(
         "Write this into your note? [y]es, [n]o",
@@ -226,10 +226,15 @@ def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate) -> View:
     return View(decision, neighbours, existing.path, diff, person)
 
 
+def _shown(name: str) -> str:
+    """A file name for the screen: escaped for rich markup and for the terminal itself."""
+    return escape(printable(name))
+
+
 def show(console: Console, item: InboxItem, candidate: cand.Candidate, view: View, position: str, now: float) -> None:
     """One item as a person sees it; `now` (epoch seconds) says how long it has waited."""
     waited = age_text(now - item.mtime)
-    console.print(Rule(f"{position}  {escape(item.rel)}  ({escape(item.agent)}, waiting {waited})"))
+    console.print(Rule(f"{position}  {_shown(item.rel)}  ({_shown(item.agent)}, waiting {waited})"))
     console.print(_candidate_panel(candidate))
     if item.uncertainty:
         console.print(f"[yellow]curator uncertainty:[/] {escape(item.uncertainty)}")
@@ -239,7 +244,7 @@ def show(console: Console, item: InboxItem, candidate: cand.Candidate, view: Vie
     style = STYLE.get(decision.verdict, "white")
     console.print(f"if swept now: [{style}]{decision.verdict}[/] — {escape(decision.reason)}")
     if decision.target:
-        console.print(f"target: {escape(decision.target)}")
+        console.print(f"target: {_shown(decision.target)}")
     if decision.criteria:
         console.print(_criteria_table(decision))
     if view.neighbours:
@@ -261,7 +266,7 @@ def _candidate_panel(candidate: cand.Candidate) -> Panel:
     parts = [table, Rule(style="dim"), Markdown(body)] if table.row_count else [Markdown(body)]
     if candidate.note.problem:
         parts.insert(0, f"[red]{escape(candidate.note.problem)}[/]")
-    return Panel(Group(*parts), title=escape(Path(candidate.inbox_path).name), title_align="left")
+    return Panel(Group(*parts), title=_shown(Path(candidate.inbox_path).name), title_align="left")
 
 
 def _value(value: object) -> str:

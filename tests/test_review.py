@@ -184,3 +184,14 @@ def test_resolve_refusals_are_one_line_errors(vault: Path, invoke, write_candida
     got, err = fail(capsys, "resolve", str(insight), "--promote")
     assert got == 1 and "insights/agents-should-batch-writes.md already exists" in err
     assert (vault / "insights/agents-should-batch-writes.md").read_text() == "mine\n" and insight.exists()
+
+
+def test_review_never_prints_a_raw_escape_sequence_from_a_file_name(
+    vault: Path, invoke, write_candidate, state: Path
+) -> None:
+    """A name is shown escaped on every review line (the header, the verdict line)."""
+    write_candidate(vault, "evil\x1b]0;owned\x07\x1b[31m.md", MEMO)
+    invoke("run", "--vault", str(vault))
+    out = review(invoke, vault, "d\nnoise\nq\n").output
+    assert "evil\\x1b]0;owned\\x07\\x1b[31m.md" in out
+    assert "\x1b" not in out and "\x07" not in out
