@@ -148,16 +148,13 @@ class NeighbourQuerier(FileQuerier):
         return [Neighbour(p, Path(p).stem, 1.0) for p in paths][:k]
 
 
-@pytest.fixture
-def judged(vault: Path, write_candidate, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    """A vault with a curated neighbour note, a key, and the SDK wired to a FakeModel."""
-    (vault / NEIGHBOUR).write_text(CURATED, encoding="utf-8")
+def wire_fake_api(monkeypatch: pytest.MonkeyPatch, model: FakeModel, links: dict[str, list[str]]) -> None:
+    """The real judge from the environment (a key set), its SDK talking to `model` through
+    httpx2's mock transport; the neighbours each candidate is shown are fixed by `links`."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    links: dict[str, list[str]] = {}
     monkeypatch.setattr(
         sweep_mod, "make_querier", lambda root, rules, *_, **__: NeighbourQuerier(root, rules, links=links)
     )
-    model = FakeModel(answering(all_promote))
     real = judge_mod.from_environment
 
     def wired(settings: JudgeSettings, state: Path, clock: Any = None) -> judge_mod.AnthropicJudge | None:
@@ -167,6 +164,15 @@ def judged(vault: Path, write_candidate, monkeypatch: pytest.MonkeyPatch, tmp_pa
         return judge
 
     monkeypatch.setattr(judge_mod, "from_environment", wired)
+
+
+@pytest.fixture
+def judged(vault: Path, write_candidate, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """A vault with a curated neighbour note, a key, and the SDK wired to a FakeModel."""
+    (vault / NEIGHBOUR).write_text(CURATED, encoding="utf-8")
+    links: dict[str, list[str]] = {}
+    model = FakeModel(answering(all_promote))
+    wire_fake_api(monkeypatch, model, links)
     state = tmp_path / "state"
 
     def candidates(count: int, bodies: dict[int, str] | None = None) -> None:

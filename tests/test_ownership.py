@@ -11,19 +11,17 @@ import os
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
 from click.testing import CliRunner
 from loop_kit import ADA, fail
-from test_judge import FakeModel, NeighbourQuerier, answer, answering, insight
+from test_judge import FakeModel, answer, answering, insight, wire_fake_api
 
-from memory_curator import judge as judge_mod
 from memory_curator import rules as rules_mod
 from memory_curator import sweep as sweep_mod
 from memory_curator.cli import cli
 from memory_curator.decide import JudgeVerdict
 from memory_curator.notes import parse
-from memory_curator.rules import DEFAULT_RULES, JudgeSettings, load_for_vault
+from memory_curator.rules import DEFAULT_RULES, load_for_vault
 
 from conftest import REPO, snapshot
 
@@ -51,24 +49,12 @@ def persons_notes(vault: Path) -> None:
 def fake_api(vault: Path, monkeypatch: pytest.MonkeyPatch, links: dict[str, list[str]], relation: str) -> FakeModel:
     """The real judge over a fake provider that answers `relation` of the first note it was
     shown; the neighbours each candidate is shown are fixed by `links` (file name -> paths)."""
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setattr(
-        sweep_mod, "make_querier", lambda root, rules, *_, **__: NeighbourQuerier(root, rules, links=links)
-    )
 
     def plan(title: str, cid: str, notes: list[str]) -> list[dict[str, Any]]:
         return [answer(cid, relation, notes[0] if notes else None, reason="the first note I was shown")]
 
     model = FakeModel(answering(plan))
-    real = judge_mod.from_environment
-
-    def wired(settings: JudgeSettings, state: Path, clock: Any = None) -> judge_mod.AnthropicJudge | None:
-        judge = real(settings, state, clock)
-        if judge is not None:
-            judge.http_client = httpx2.Client(transport=httpx2.MockTransport(model.handle))
-        return judge
-
-    monkeypatch.setattr(judge_mod, "from_environment", wired)
+    wire_fake_api(monkeypatch, model, links)
     return model
 
 

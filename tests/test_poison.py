@@ -11,10 +11,7 @@ import io
 import json
 import os
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +19,14 @@ import pytest
 from click.testing import Result
 from loop_kit import fail
 from safety_kit import words
+from test_watch import wait_for, watching
 
 from memory_curator import candidate as cand_mod
 from memory_curator import checking, indexing, status, submit, sweep, writer
 from memory_curator.cli import main
-from memory_curator.clock import FixedClock, SystemClock
+from memory_curator.clock import FixedClock
 from memory_curator.decide import JudgeVerdict
-from memory_curator.watch import Batch, Notice, Watcher
+from memory_curator.watch import Batch, Notice
 
 from conftest import NOW, OLD, run_installed, snapshot
 
@@ -527,39 +525,6 @@ def test_the_poison_corpus_sweeps_with_exit_0_promotes_the_good_one_and_keeps_ev
     assert {k: v for k, v in after.items() if not k.startswith("_inbox/.dropped/")} == before  # every byte back
 
 
-@contextmanager
-def watching(root: Path) -> Iterator[tuple[Watcher, list[object]]]:
-    """The watch loop on a thread (as tests/test_watch.py drives it); stopped at the end, any
-    error it raised re-raised here."""
-    watcher = Watcher(root, use_judge=False, clock=SystemClock())
-    items: list[object] = []
-    failures: list[BaseException] = []
-
-    def loop() -> None:
-        try:
-            items.extend(watcher.run())
-        except BaseException as exc:
-            failures.append(exc)
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    try:
-        yield watcher, items
-    finally:
-        watcher.request_stop()
-        thread.join(timeout=10)
-        assert not thread.is_alive()
-        if failures:
-            raise failures[0]
-
-
-def wait_for(check: Callable[[], object], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_watch_keeps_running_through_the_poison_corpus(empty_vault: Path) -> None:
     rules = empty_vault / "_meta" / "inbox-rules.md"
     text = rules.read_text(encoding="utf-8")
@@ -573,10 +538,10 @@ def test_watch_keeps_running_through_the_poison_corpus(empty_vault: Path) -> Non
         return not path.exists() or "curator uncertainty" in path.read_text(encoding="utf-8", errors="replace")
 
     with watching(empty_vault) as (_, items):
-        wait_for(lambda: not files[f"{AGENT}/good.md"].exists() and all(done(rel) for rel in swept))
+        wait_for(lambda: not files[f"{AGENT}/good.md"].exists() and all(done(rel) for rel in swept), timeout=20)
         late = empty_vault / AGENT / "late.md"
         late.write_text(fact("lateco"), encoding="utf-8")  # it keeps watching
-        wait_for(lambda: not late.exists())
+        wait_for(lambda: not late.exists(), timeout=20)
     assert (empty_vault / "facts/goodco/headquarters.md").exists()
     assert (empty_vault / "facts/lateco/headquarters.md").exists()
     assert not [i for i in items if isinstance(i, Notice) and "failed" in i.text]
