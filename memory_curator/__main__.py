@@ -1,4 +1,4 @@
-from memory_curator.cli import main
+from memory_curator.cli.app import main
 
 if __name__ == "__main__":
     main()

@@ -19,8 +19,8 @@ from click.testing import CliRunner, Result
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from memory_curator.cli import cli
-from memory_curator.clock import Clock, FixedClock
+from memory_curator.cli.app import cli
+from memory_curator.core.clock import Clock, FixedClock
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "vault_fixtures"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_curator.cli import main
+from memory_curator.cli.app import main
 
 # Each text's verdict under the default rules, against vault_fixtures/.
 INSIGHT = """---

@@ -11,8 +11,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from memory_curator import notes, writer
-from memory_curator.setup import init_vault
+from memory_curator.commands.init import init_vault
+from memory_curator.core import notes
+from memory_curator.store import writer
 
 KINDS = ("promote", "drop", "review", "patch")
 WHERE = {"promote": "durable", "patch": "durable", "drop": "dropped", "review": "inbox"}

@@ -61,7 +61,7 @@ def test_check_bad_json_is_one_line_error(vault: Path, capsys) -> None:
 
     import pytest
 
-    from memory_curator.cli import main
+    from memory_curator.cli.app import main
 
     sys_stdin = sys.stdin
     sys.stdin = io.StringIO("{not json")
@@ -78,7 +78,7 @@ def test_check_bad_json_is_one_line_error(vault: Path, capsys) -> None:
 def test_missing_file_is_one_line_error(tmp_path: Path, capsys) -> None:
     import pytest
 
-    from memory_curator.cli import main
+    from memory_curator.cli.app import main
 
     with pytest.raises(SystemExit) as info:
         main(["check", str(tmp_path / "nope.md")])

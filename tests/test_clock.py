@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from loop_kit import UNSOURCED
 
-from memory_curator.clock import FixedClock, SystemClock
-from memory_curator.state import state_dir
+from memory_curator.core.clock import FixedClock, SystemClock
+from memory_curator.store.state import state_dir
 
 from conftest import NOW, REPO
 

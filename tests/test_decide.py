@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from memory_curator import candidate as cand
-from memory_curator.checking import check_text
-from memory_curator.decide import JudgeVerdict, decide
-from memory_curator.querier import FileQuerier, gather_facts
-from memory_curator.rules import load_for_vault
+from memory_curator.commands.check import check_text
+from memory_curator.core import candidate as cand
+from memory_curator.core.decide import JudgeVerdict, decide
+from memory_curator.core.facts import gather_facts
+from memory_curator.index.file_querier import FileQuerier
+from memory_curator.store.rules_file import load_for_vault
 
 PROMOTE_REASON = "novel + sourced + specific + future-useful + load-bearing"
 

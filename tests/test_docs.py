@@ -10,7 +10,7 @@ import os
 import click
 from click.testing import CliRunner
 
-from memory_curator.cli import cli
+from memory_curator.cli.app import cli
 
 from conftest import REPO
 

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from fake_schedulers import Fakes, install_fakes
 
-from memory_curator import doctor, runlog, schedule
-from memory_curator.clock import FixedClock
-from memory_curator.doctor import Finding, Machine
-from memory_curator.state import state_dir, sweep_lock, vault_id
+from memory_curator.commands import doctor, schedule
+from memory_curator.commands.doctor import Finding, Machine
+from memory_curator.core.clock import FixedClock
+from memory_curator.store import runlog
+from memory_curator.store.state import state_dir, sweep_lock, vault_id
 
 from conftest import NOW
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from safety_kit import KINDS, FaultyOS, assert_conserved, assert_nothing_lost, new_vault, populate, temps
 
-from memory_curator import sweep, writer
+from memory_curator.commands import sweep
+from memory_curator.store import journal as journal_mod
+from memory_curator.store import writer
 
 OPS = ("write", "fsync", "link", "replace", "unlink")
 ERRORS: dict[str, Callable[[], OSError]] = {
@@ -90,7 +92,7 @@ def test_each_operation_failing_in_turn(template, tmp_path: Path, monkeypatch, o
         second = _sweep(root, state)
         assert not second.errors, (where, second.errors)
         assert_conserved(root, markers, state)
-        assert writer.unfinished(writer.Journal(state / "journal.jsonl")) == [], where
+        assert journal_mod.unfinished(journal_mod.Journal(state / "journal.jsonl")) == [], where
     assert failed >= USES[op], f"{op}: never failed {USES[op] - failed}"
 
 

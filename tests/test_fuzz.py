@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_curator.cli import main
-from memory_curator.setup import init_vault
+from memory_curator.cli.app import main
+from memory_curator.commands.init import init_vault
 
 from conftest import OLD
 

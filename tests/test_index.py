@@ -14,14 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_curator import candidate as cand
-from memory_curator import index as ix
-from memory_curator import index_querier as iq
-from memory_curator import indexing, notes
-from memory_curator.clock import FixedClock
-from memory_curator.querier import gather_facts
-from memory_curator.rules import load_for_vault
-from memory_curator.sweep import Options, run
+from memory_curator.commands.sweep import Options, run
+from memory_curator.core import candidate as cand
+from memory_curator.core import notes
+from memory_curator.core.clock import FixedClock
+from memory_curator.core.facts import gather_facts
+from memory_curator.index import querier as iq
+from memory_curator.index import rows as indexing
+from memory_curator.index import store as ix
+from memory_curator.store.rules_file import load_for_vault
 
 from conftest import NOW, age, run_installed
 
@@ -489,7 +490,7 @@ def test_query_and_index_commands(vault: Path, tmp_path: Path, invoke: Callable[
 
 
 def test_similarity_is_not_asked_of_candidates_a_drop_rule_takes(vault: Path, invoke, write_candidate, monkeypatch):
-    from memory_curator.index_querier import IndexQuerier
+    from memory_curator.index.querier import IndexQuerier
 
     asked: list[str] = []
     real = IndexQuerier.neighbours

@@ -21,15 +21,17 @@ import httpx2
 import pytest
 from click.testing import CliRunner, Result
 
-from memory_curator import judge as judge_mod
-from memory_curator import judge_prompt
-from memory_curator import sweep as sweep_mod
-from memory_curator.candidate import build
-from memory_curator.cli import cli
-from memory_curator.decide import JudgeVerdict, decide
-from memory_curator.errors import CuratorError, RulesError
-from memory_curator.querier import FileQuerier, Neighbour, gather_facts
-from memory_curator.rules import CRITERIA, JudgeSettings, load_for_vault, parse
+from memory_curator.cli.app import cli
+from memory_curator.commands import sweep as sweep_mod
+from memory_curator.core.candidate import build
+from memory_curator.core.decide import JudgeVerdict, decide
+from memory_curator.core.errors import CuratorError, RulesError
+from memory_curator.core.facts import Neighbour, gather_facts
+from memory_curator.core.rules import CRITERIA, JudgeSettings, parse
+from memory_curator.index.file_querier import FileQuerier
+from memory_curator.judge import client as judge_mod
+from memory_curator.judge import prompt as judge_prompt
+from memory_curator.store.rules_file import load_for_vault
 
 from conftest import age
 
@@ -735,7 +737,7 @@ def test_a_huge_reason_reaches_the_journal_cut(judged) -> None:
 
 
 def test_the_cache_is_written_with_the_state_file_recipe(judged, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory_curator import writer
+    from memory_curator.store import writer
 
     written: list[Path] = []
     real = writer.write_state_file

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from safety_kit import KINDS, assert_conserved, new_vault, normalized, populate
 
-from memory_curator import sweep
+from memory_curator.commands import sweep
 
 TRIALS = 30
 PER_TRIAL = 40  # 1,200 candidates across the trials

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_curator import candidate as cand
-from memory_curator.merge import compare, history_sources, history_values, merge, norm_text, norm_url, note_diff
-from memory_curator.notes import all_tags, as_list, parse
-from memory_curator.rules import DEFAULT_RULES, load
+from memory_curator.core import candidate as cand
+from memory_curator.core.merge import compare, history_sources, history_values, merge, norm_text, norm_url, note_diff
+from memory_curator.core.notes import all_tags, as_list, parse
+from memory_curator.store.rules_file import DEFAULT_RULES, load
 
 RULES = load(DEFAULT_RULES)
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
@@ -499,7 +499,7 @@ def _yaml_list(key: str, items: list[str], style: str) -> list[str]:
 
 
 def _sources(fm: dict) -> set[str]:
-    from memory_curator.merge import sources_of
+    from memory_curator.core.merge import sources_of
 
     return {norm_url(s) for s in [*sources_of(fm), *history_sources(fm)]}
 

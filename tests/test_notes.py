@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from memory_curator.compose import review_text
-from memory_curator.notes import (
+from memory_curator.core.compose import review_text
+from memory_curator.core.notes import (
     BOM,
     NotEditable,
     all_tags,

@@ -16,12 +16,11 @@ from click.testing import CliRunner
 from loop_kit import ADA, fail
 from test_judge import FakeModel, answer, answering, insight, wire_fake_api
 
-from memory_curator import rules as rules_mod
-from memory_curator import sweep as sweep_mod
-from memory_curator.cli import cli
-from memory_curator.decide import JudgeVerdict
-from memory_curator.notes import parse
-from memory_curator.rules import DEFAULT_RULES, load_for_vault
+from memory_curator.cli.app import cli
+from memory_curator.commands import sweep as sweep_mod
+from memory_curator.core.decide import JudgeVerdict
+from memory_curator.core.notes import parse
+from memory_curator.store.rules_file import DEFAULT_RULES, load, load_for_vault
 
 from conftest import REPO, snapshot
 
@@ -143,7 +142,7 @@ def test_the_circuit_breaker_withholds_a_judge_drop_outside_its_reach_whatever_t
 
 
 def test_one_ownership_test_decides_whose_note_it_is(vault: Path, tmp_path: Path) -> None:
-    from memory_curator.ownership import curator_owned, judge_may_change
+    from memory_curator.core.ownership import curator_owned, judge_may_change
 
     rules = load_for_vault(vault)
     curated = {"curated_from": [{"inbox": "_inbox/a/x.md", "sha256": "00"}]}
@@ -239,7 +238,7 @@ def test_resolve_patch_into_a_persons_plain_note_needs_a_terminal_or_yes(
 def test_resolve_on_a_terminal_shows_the_diff_and_asks(
     vault: Path, invoke, write_candidate, state: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory_curator import review as review_mod
+    from memory_curator.commands import review as review_mod
 
     persons_notes(vault)
     monkeypatch.setattr(review_mod, "on_terminal", lambda: True, raising=False)
@@ -349,7 +348,7 @@ def test_a_candidate_claiming_to_be_the_persons_is_not_sourced_and_cannot_protec
 
 
 def test_the_default_rules_and_docs_drop_the_owners_branch_of_sourced_and_future_useful() -> None:
-    rules = rules_mod.load(DEFAULT_RULES)
+    rules = load(DEFAULT_RULES)
     for criterion in rules.criteria:
         if criterion.name in ("sourced", "future_useful"):
             text = criterion.passes.text if criterion.passes else ""

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memory_curator import sweep as sweep_mod
-from memory_curator import writer
-from memory_curator.decide import JudgeVerdict
-from memory_curator.notes import parse
+from memory_curator.commands import sweep as sweep_mod
+from memory_curator.core.decide import JudgeVerdict
+from memory_curator.core.notes import parse
+from memory_curator.store import writer
 
 from conftest import snapshot
 

@@ -21,12 +21,16 @@ from loop_kit import fail
 from safety_kit import words
 from test_watch import wait_for, watching
 
-from memory_curator import candidate as cand_mod
-from memory_curator import checking, indexing, status, submit, sweep, writer
-from memory_curator.cli import main
-from memory_curator.clock import FixedClock
-from memory_curator.decide import JudgeVerdict
-from memory_curator.watch import Batch, Notice
+from memory_curator.cli.app import main
+from memory_curator.commands import check as checking
+from memory_curator.commands import status, submit, sweep
+from memory_curator.commands.watch import Batch, Notice
+from memory_curator.core import candidate as cand_mod
+from memory_curator.core.clock import FixedClock
+from memory_curator.core.decide import JudgeVerdict
+from memory_curator.index import rows as indexing
+from memory_curator.store import journal as journal_mod
+from memory_curator.store import writer
 
 from conftest import NOW, OLD, run_installed, snapshot
 
@@ -224,7 +228,7 @@ def test_a_file_name_that_is_not_utf8_is_swept_journalled_losslessly_and_undone(
     assert action["verdict"] == "promote" and not (vault / rel).exists()
     note = (vault / "facts/latin/headquarters.md").read_text(encoding="utf-8")
     assert "inbox: _inbox/agent-a/caf\\xe9-\\xff.md\n" in note  # provenance YAML stays readable
-    begins = [r for r in writer.Journal(state / "journal.jsonl").records() if r.get("event") == "begin"]
+    begins = [r for r in journal_mod.Journal(state / "journal.jsonl").records() if r.get("event") == "begin"]
     assert rel in [r["inbox"] for r in begins]  # the JSON escape reads back as the very same name
     undone = invoke("undo", "--last", "--vault", str(vault), "--state-dir", str(state), "--json", clock=clock)
     assert undone.exit_code == 0, undone.output
@@ -249,7 +253,7 @@ def test_recovery_finishes_a_half_done_promote_of_a_file_name_that_is_not_utf8(
     assert path.exists() and (vault / "facts/latin/headquarters.md").exists()  # in two places, for now
     sweep_json(invoke, vault, state, clock)
     assert not path.exists()
-    assert [r for r in writer.Journal(state / "journal.jsonl").records() if r.get("recovered")]
+    assert [r for r in journal_mod.Journal(state / "journal.jsonl").records() if r.get("recovered")]
 
 
 def test_an_agent_folder_whose_name_is_not_utf8_is_swept(vault, state, invoke, clock) -> None:
@@ -348,7 +352,7 @@ def test_crash_log_goes_to_the_state_dir(vault, tmp_path, monkeypatch, capsys, h
 
 
 def test_crash_log_without_a_state_dir_goes_to_the_vaults_own_state_folder(vault, monkeypatch, capsys) -> None:
-    from memory_curator.state import state_dir
+    from memory_curator.store.state import state_dir
 
     monkeypatch.setattr(sweep, "run", lambda *a, **k: 1 / 0)
     with pytest.raises(SystemExit):
@@ -420,7 +424,7 @@ def test_when_even_flagging_fails_the_error_is_in_the_result_and_the_journal(
     assert "flagging it failed too" in errors[0]["error"] and errors[0]["error"].endswith("left in the inbox")
     assert by_path(out)[f"{AGENT}/good.md"]["verdict"] == "promote"
     assert files[f"{AGENT}/victim.md"].read_bytes() == fact("victim", "tags: [VICTIM]\n").encode()
-    records = [r for r in writer.Journal(state / "journal.jsonl").records() if r.get("event") == "error"]
+    records = [r for r in journal_mod.Journal(state / "journal.jsonl").records() if r.get("event") == "error"]
     assert [r["inbox"] for r in records] == [f"{AGENT}/victim.md"]
 
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from safety_kit import KINDS, add_candidate, assert_conserved, census, new_vault, normalized, populate, temps
 
-from memory_curator import sweep, writer
-from memory_curator.clock import Clock, FixedClock, SystemClock
-from memory_curator.state import lock_holder, lock_is_free, sweep_lock
+from memory_curator.commands import sweep
+from memory_curator.core.clock import Clock, FixedClock, SystemClock
+from memory_curator.store import writer
+from memory_curator.store.state import lock_holder, lock_is_free, sweep_lock
 
 BIG = 200  # candidates: enough that a sweep holds the lock a while after both sweeps start
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from loop_kit import UNSOURCED, body_of, fail, sweep
 
-from memory_curator.compose import has_review_tag
-from memory_curator.notes import parse
+from memory_curator.core.compose import has_review_tag
+from memory_curator.core.notes import parse
 
 from conftest import snapshot
 

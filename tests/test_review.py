@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from loop_kit import ADA, INSIGHT, MEMO, THIN_FACT, fail, flag
 
-from memory_curator.notes import parse
+from memory_curator.core.notes import parse
 
 from conftest import snapshot
 

@@ -12,12 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_curator import candidate as cand
-from memory_curator.conditions import FACTS, OPERATORS, evaluate
-from memory_curator.decide import decide, subject_of
-from memory_curator.errors import RulesError
-from memory_curator.querier import Facts
-from memory_curator.rules import DEFAULT_RULES, load, parse
+from memory_curator.core import candidate as cand
+from memory_curator.core.conditions import FACTS, OPERATORS, evaluate
+from memory_curator.core.decide import decide, subject_of
+from memory_curator.core.errors import RulesError
+from memory_curator.core.facts import Facts
+from memory_curator.core.rules import parse
+from memory_curator.store.rules_file import DEFAULT_RULES, load
 
 from conftest import REPO, snapshot
 
@@ -111,7 +112,7 @@ def test_rules_check_command(tmp_path: Path, invoke) -> None:
     assert good.exit_code == 0 and "valid" in good.output
     bad = tmp_path / "bad.md"
     bad.write_text(DEFAULT_TEXT.replace("    when: known_unchanged", "    when: nope", 1))
-    from memory_curator.cli import main
+    from memory_curator.cli.app import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(["rules", "check", str(bad)])
@@ -119,7 +120,7 @@ def test_rules_check_command(tmp_path: Path, invoke) -> None:
 
 
 def test_rules_check_prints_one_line(tmp_path: Path, capsys) -> None:
-    from memory_curator.cli import main
+    from memory_curator.cli.app import main
 
     bad = tmp_path / "bad.md"
     bad.write_text(DEFAULT_TEXT.replace("    when: known_unchanged", "    when: nope", 1))
@@ -131,7 +132,7 @@ def test_rules_check_prints_one_line(tmp_path: Path, capsys) -> None:
 
 
 def test_sweep_with_invalid_rules_changes_nothing(vault: Path, capsys) -> None:
-    from memory_curator.cli import main
+    from memory_curator.cli.app import main
 
     rules = vault / "_meta/inbox-rules.md"
     rules.write_text(rules.read_text().replace("  - id: tier-1", "  - id: known-unchanged"))
@@ -250,7 +251,7 @@ fact_flags = st.fixed_dictionaries(
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(fm=frontmatters, body=st.text(max_size=80), flags=fact_flags)
 def test_no_drop_without_a_named_matching_rule(fm: dict, body: str, flags: dict) -> None:
-    from memory_curator.notes import render
+    from memory_curator.core.notes import render
 
     rules = load(DEFAULT_RULES)
     try:

@@ -17,10 +17,10 @@ import pytest
 from fake_schedulers import Fakes, install_fakes
 from loop_kit import CONTRADICTION
 
-from memory_curator import candidate as cand
-from memory_curator.cli import main
-from memory_curator.compose import DROP_MARK, REVIEW_MARK
-from memory_curator.rules import load
+from memory_curator.cli.app import main
+from memory_curator.core import candidate as cand
+from memory_curator.core.compose import DROP_MARK, REVIEW_MARK
+from memory_curator.store.rules_file import load
 
 RULES = "_meta/inbox-rules.md"
 

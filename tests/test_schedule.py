@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 from fake_schedulers import Fakes, install_fakes
 
-from memory_curator import runlog, schedule
-from memory_curator.cli import main
-from memory_curator.clock import SystemClock
-from memory_curator.errors import EXIT_LOCKED
-from memory_curator.state import state_dir, sweep_lock, vault_id
+from memory_curator.cli.app import main
+from memory_curator.commands import schedule
+from memory_curator.core.clock import SystemClock
+from memory_curator.core.errors import EXIT_LOCKED
+from memory_curator.store import runlog
+from memory_curator.store.state import state_dir, sweep_lock, vault_id
 
 from conftest import FIXTURES, age, snapshot
 
@@ -440,7 +441,7 @@ def test_host_refusal_is_pure() -> None:
 
 
 def schedule_host(wanted: str | None, here: str) -> str | None:
-    from memory_curator.sweep import host_refusal
+    from memory_curator.commands.sweep import host_refusal
 
     return host_refusal(wanted, here)
 

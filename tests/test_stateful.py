@@ -33,7 +33,9 @@ from safety_kit import (
     temps,
 )
 
-from memory_curator import sweep, writer
+from memory_curator.commands import sweep
+from memory_curator.store import journal as journal_mod
+from memory_curator.store import writer
 
 PERSON = b"person-edit "
 _PERSON_MARK = re.compile(rb"^" + PERSON + rb"(\w+)$", re.MULTILINE)
@@ -82,7 +84,7 @@ class Vault(RuleBasedStateMachine):
         self.crashed = False
         assert not result.errors, result.errors
         assert_conserved(self.root, self.markers, self.state)
-        assert writer.unfinished(writer.Journal(self.state / "journal.jsonl")) == []
+        assert journal_mod.unfinished(journal_mod.Journal(self.state / "journal.jsonl")) == []
 
     @rule(k=st.integers(min_value=1, max_value=60))
     def sweep_crashes(self, k: int) -> None:

@@ -15,11 +15,11 @@ from click.testing import Result
 from fake_schedulers import Fakes, install_fakes
 from loop_kit import CONTRADICTION, INSIGHT, PATCHING, THIN_FACT, UNSOURCED, fail, sweep
 
-from memory_curator import sweep as sweep_mod
-from memory_curator.clock import FixedClock
-from memory_curator.compose import has_review_tag
-from memory_curator.notes import parse
-from memory_curator.status import per_day
+from memory_curator.commands import sweep as sweep_mod
+from memory_curator.commands.status import per_day
+from memory_curator.core.clock import FixedClock
+from memory_curator.core.compose import has_review_tag
+from memory_curator.core.notes import parse
 
 from conftest import NOW
 
@@ -143,7 +143,7 @@ def test_status_text_dashboard(vault: Path, invoke, write_candidate) -> None:
 
 
 def test_verdicts_per_day_counts_by_utc_day() -> None:
-    from memory_curator.decision_log import entries
+    from memory_curator.commands.log import entries
 
     now = dt.datetime(2026, 11, 30, 12, tzinfo=dt.UTC)
     records = []

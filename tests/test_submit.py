@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from loop_kit import fail
 
-from memory_curator import writer
-from memory_curator.notes import parse
+from memory_curator.core.notes import parse
+from memory_curator.store import writer
 
 from conftest import age, snapshot
 

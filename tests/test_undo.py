@@ -9,10 +9,10 @@ from pathlib import Path
 
 from loop_kit import INSIGHT, PATCHING, UNSOURCED, fail, sweep
 
-from memory_curator import undo as undo_mod
-from memory_curator.compose import dropped_text
-from memory_curator.decision_log import Entry
-from memory_curator.notes import content_hash
+from memory_curator.commands import undo as undo_mod
+from memory_curator.commands.log import Entry
+from memory_curator.core.compose import dropped_text
+from memory_curator.core.notes import content_hash
 
 from conftest import NOW, age, snapshot
 

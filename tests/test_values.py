@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_curator import candidate as cand
-from memory_curator.compose import promoted_text
-from memory_curator.merge import merge, norm_text
-from memory_curator.notes import BOM, parse
-from memory_curator.rules import DEFAULT_RULES, load
+from memory_curator.core import candidate as cand
+from memory_curator.core.compose import promoted_text
+from memory_curator.core.merge import merge, norm_text
+from memory_curator.core.notes import BOM, parse
+from memory_curator.store.rules_file import DEFAULT_RULES, load
 
 from conftest import FIXTURES, age
 

@@ -22,11 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from memory_curator import watch, writer
-from memory_curator.clock import SystemClock
-from memory_curator.state import lock_is_free, state_dir, sweep_lock
-from memory_curator.sweep import OtherHost
-from memory_curator.watch import LOOK_GAP, Batch, Look, Notice, Tracker, Watcher, inbox_rel
+from memory_curator.commands import watch
+from memory_curator.commands.sweep import OtherHost
+from memory_curator.commands.watch import LOOK_GAP, Batch, Look, Notice, Tracker, Watcher, inbox_rel
+from memory_curator.core.clock import SystemClock
+from memory_curator.store import journal as journal_mod
+from memory_curator.store.state import lock_is_free, state_dir, sweep_lock
 
 AGENT = "_inbox/agent-a"
 
@@ -407,7 +408,7 @@ def test_a_signal_finishes_the_current_candidate_releases_the_lock_and_exits_0(
     assert proc.returncode == 0, log.read_text()
     assert log.read_text().rstrip().endswith("stopped")
     assert lock_is_free(state)
-    assert writer.unfinished(writer.Journal(state / "journal.jsonl")) == []
+    assert journal_mod.unfinished(journal_mod.Journal(state / "journal.jsonl")) == []
     assert not [p for p in fast_vault.rglob("*.tmp")]
     for name in names:  # each candidate is in exactly one place: done or untouched
         done = (fast_vault / f"facts/{name}/headquarters.md").exists()

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from safety_kit import FaultyOS, temps
 
-from memory_curator import writer
-from memory_curator.clock import FixedClock
-from memory_curator.notes import content_hash
+from memory_curator.core.clock import FixedClock
+from memory_curator.core.notes import content_hash
+from memory_curator.store import journal as journal_mod
+from memory_curator.store import recovery, writer
 
 from conftest import NOW
 
@@ -131,7 +132,7 @@ def test_stray_temps_are_only_ours(tmp_path: Path) -> None:
 
 
 def test_a_torn_last_line_is_skipped_and_never_swallows_the_next_record(tmp_path: Path) -> None:
-    journal = writer.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
+    journal = journal_mod.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
     journal.append({"event": "begin", "run": "r", "seq": 1})
     with open(journal.path, "ab") as handle:
         handle.write(b'{"event": "end", "run": "r", "se')  # a crash mid-append
@@ -141,16 +142,16 @@ def test_a_torn_last_line_is_skipped_and_never_swallows_the_next_record(tmp_path
 
 
 def test_records_are_stamped_by_the_journals_clock_and_a_reader_cannot_append(tmp_path: Path) -> None:
-    journal = writer.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
+    journal = journal_mod.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
     journal.append({"event": "begin", "run": "r", "seq": 1})
     assert [r["time"] for r in journal.records()] == ["2026-11-30T12:00:00Z"]
     with pytest.raises(TypeError, match="without a clock"):
-        writer.Journal(journal.path).append({"event": "begin", "run": "r", "seq": 2})
+        journal_mod.Journal(journal.path).append({"event": "begin", "run": "r", "seq": 2})
     assert len(list(journal.records())) == 1
 
 
 def test_checkpoint_is_ignored_when_it_cannot_be_right(tmp_path: Path) -> None:
-    journal = writer.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
+    journal = journal_mod.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
     journal.append({"event": "begin", "run": "r", "seq": 1})
     journal.set_checkpoint(10_000)
     assert journal.checkpoint() == 0
@@ -162,18 +163,18 @@ def test_checkpoint_is_ignored_when_it_cannot_be_right(tmp_path: Path) -> None:
 
 
 def test_open_actions_are_unended_or_failed(tmp_path: Path) -> None:
-    journal = writer.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
+    journal = journal_mod.Journal(tmp_path / "journal.jsonl", FixedClock(NOW))
     for seq in (1, 2, 3):
         journal.append({"event": "begin", "run": "r", "seq": seq})
     journal.append({"event": "end", "run": "r", "seq": 1, "ok": True})
     journal.append({"event": "end", "run": "r", "seq": 2, "ok": False, "error": "EIO"})
-    assert sorted(r["seq"] for r in writer.unfinished(journal)) == [2, 3]
+    assert sorted(r["seq"] for r in journal_mod.unfinished(journal)) == [2, 3]
 
 
 # --- recovery ------------------------------------------------------------------------------
 
 
-def _half_done(root: Path, journal: writer.Journal, verdict: str, dest_rel: str, after: bytes) -> Path:
+def _half_done(root: Path, journal: journal_mod.Journal, verdict: str, dest_rel: str, after: bytes) -> Path:
     """What a crash between 'destination durable' and 'inbox file removed' leaves."""
     inbox = root / "_inbox" / "a" / "c.md"
     inbox.parent.mkdir(parents=True, exist_ok=True)
@@ -194,9 +195,9 @@ def _half_done(root: Path, journal: writer.Journal, verdict: str, dest_rel: str,
 
 
 @pytest.fixture
-def journal(tmp_path: Path) -> writer.Journal:
+def journal(tmp_path: Path) -> journal_mod.Journal:
     (tmp_path / "state").mkdir()
-    return writer.Journal(tmp_path / "state" / "journal.jsonl", FixedClock(NOW))
+    return journal_mod.Journal(tmp_path / "state" / "journal.jsonl", FixedClock(NOW))
 
 
 @pytest.fixture
@@ -205,84 +206,86 @@ def root(tmp_path: Path) -> Path:
     return tmp_path / "vault"
 
 
-def test_recovery_finishes_a_move_whose_destination_is_durable(root: Path, journal: writer.Journal) -> None:
+def test_recovery_finishes_a_move_whose_destination_is_durable(root: Path, journal: journal_mod.Journal) -> None:
     after = b"promoted\n"
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", after)
     writer.create(root / "facts/x/y.md", after)
     (root / "facts/x/.y.md.mcabcdefgh.tmp").write_bytes(b"partial")
-    out = writer.recover(root, journal)
+    out = recovery.recover(root, journal)
     assert not inbox.exists()
     assert (root / "facts/x/y.md").read_bytes() == after
     assert temps(root) == []
     assert any("finished promote" in n for n in out.notes)
-    assert writer.unfinished(journal) == []
+    assert journal_mod.unfinished(journal) == []
 
 
-def test_recovery_leaves_the_candidate_when_the_destination_never_arrived(root: Path, journal: writer.Journal) -> None:
+def test_recovery_leaves_the_candidate_when_the_destination_never_arrived(
+    root: Path, journal: journal_mod.Journal
+) -> None:
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", b"promoted\n")
     before = inbox.read_bytes()
-    writer.recover(root, journal)
+    recovery.recover(root, journal)
     assert inbox.read_bytes() == before
 
 
-def test_recovery_leaves_a_candidate_an_agent_rewrote(root: Path, journal: writer.Journal) -> None:
+def test_recovery_leaves_a_candidate_an_agent_rewrote(root: Path, journal: journal_mod.Journal) -> None:
     after = b"promoted\n"
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", after)
     writer.create(root / "facts/x/y.md", after)
     inbox.write_bytes(b"---\nentity: x\n---\nnewer candidate\n")
-    writer.recover(root, journal)
+    recovery.recover(root, journal)
     assert inbox.read_bytes().endswith(b"newer candidate\n")
 
 
-def test_recovery_when_the_destination_holds_other_bytes(root: Path, journal: writer.Journal) -> None:
+def test_recovery_when_the_destination_holds_other_bytes(root: Path, journal: journal_mod.Journal) -> None:
     """Someone else's note at the destination is not ours: the candidate stays. Our note that
     a person edited since still names the candidate in its provenance: finished."""
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", b"promoted\n")
     (root / "facts/x").mkdir(parents=True)
     (root / "facts/x/y.md").write_bytes(b"---\nentity: x\n---\nsomeone else's\n")
-    writer.recover(root, journal)
+    recovery.recover(root, journal)
     assert inbox.exists()
 
     digest = content_hash(inbox.read_bytes()).removeprefix("sha256:")
     edited = f"---\nentity: x\ncurated_from:\n  - inbox: _inbox/a/c.md\n    sha256: {digest}\n---\npromoted\nperson\n"
     (root / "facts/x/y.md").write_text(edited)
     inbox2 = _half_done(root, journal, "promote", "facts/x/y.md", b"promoted\n")
-    writer.recover(root, journal)
+    recovery.recover(root, journal)
     assert not inbox2.exists()
     assert (root / "facts/x/y.md").read_text() == edited
 
 
-def test_recovery_finds_a_drop_that_moved_on_to_a_suffixed_name(root: Path, journal: writer.Journal) -> None:
+def test_recovery_finds_a_drop_that_moved_on_to_a_suffixed_name(root: Path, journal: journal_mod.Journal) -> None:
     after = b"dropped copy\n"
     inbox = _half_done(root, journal, "drop", "_inbox/.dropped/a/t-c.md", after)
     writer.create(root / "_inbox/.dropped/a/t-c.md", b"an older drop\n")
     writer.create(root / "_inbox/.dropped/a/t-c-2.md", after)
-    writer.recover(root, journal)
+    recovery.recover(root, journal)
     assert not inbox.exists()
 
 
-def test_recovery_records_needs_review_texts_already_written(root: Path, journal: writer.Journal) -> None:
+def test_recovery_records_needs_review_texts_already_written(root: Path, journal: journal_mod.Journal) -> None:
     inbox = _half_done(root, journal, "needs_review", "_inbox/a/c.md", b"reviewed\n")
     inbox.write_bytes(b"reviewed\n")
-    assert writer.recover(root, journal).reviewed == {"_inbox/a/c.md": content_hash(b"reviewed\n")}
+    assert recovery.recover(root, journal).reviewed == {"_inbox/a/c.md": content_hash(b"reviewed\n")}
     assert inbox.read_bytes() == b"reviewed\n"
 
 
-def test_recovery_that_fails_is_tried_again(root: Path, journal: writer.Journal, monkeypatch) -> None:
+def test_recovery_that_fails_is_tried_again(root: Path, journal: journal_mod.Journal, monkeypatch) -> None:
     after = b"promoted\n"
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", after)
     writer.create(root / "facts/x/y.md", after)
     faulty = FaultyOS("unlink", 1, lambda: OSError(errno.EIO, "Input/output error"))
     monkeypatch.setattr(writer, "os", faulty)
-    out = writer.recover(root, journal)
+    out = recovery.recover(root, journal)
     assert faulty.fired and inbox.exists()
     assert any("will retry" in n for n in out.notes)
     monkeypatch.setattr(writer, "os", os)
-    writer.recover(root, journal)
+    recovery.recover(root, journal)
     assert not inbox.exists()
 
 
-def test_recovery_never_follows_a_journal_path_out_of_the_vault(root: Path, journal: writer.Journal) -> None:
+def test_recovery_never_follows_a_journal_path_out_of_the_vault(root: Path, journal: journal_mod.Journal) -> None:
     outside = root.parent / "outside.md"
     outside.write_bytes(b"x")
     journal.append(
@@ -297,11 +300,11 @@ def test_recovery_never_follows_a_journal_path_out_of_the_vault(root: Path, jour
             "after_hash": content_hash(b"x"),
         }
     )
-    writer.recover(root, journal)
+    recovery.recover(root, journal)
     assert outside.read_bytes() == b"x"
 
 
-def test_the_journal_is_json_lines_with_times(journal: writer.Journal) -> None:
+def test_the_journal_is_json_lines_with_times(journal: journal_mod.Journal) -> None:
     journal.append({"event": "begin", "run": "r", "seq": 1, "inbox": "_inbox/a/ü.md"})
     line = journal.path.read_text(encoding="utf-8")
     assert line.endswith("\n") and line.count("\n") == 1

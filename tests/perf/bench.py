@@ -37,12 +37,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memory_curator import candidate as cand
-from memory_curator import index as ix
-from memory_curator import index_querier as iq
-from memory_curator import notes
-from memory_curator.querier import gather_facts
-from memory_curator.rules import load_for_vault
+from memory_curator.core import candidate as cand
+from memory_curator.core import notes
+from memory_curator.core.facts import gather_facts
+from memory_curator.index import querier as iq
+from memory_curator.index import store as ix
+from memory_curator.store.rules_file import load_for_vault
 
 REPO = Path(__file__).resolve().parents[2]
 OLD = 1_600_000_000  # mtime of settled candidates

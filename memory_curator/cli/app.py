@@ -1,0 +1,616 @@
+"""The command line: a thin click layer. One error boundary turns domain errors into one
+line on stderr and an exit code (1 configuration, 2 usage, 75 locked); no tracebacks."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from memory_curator.cli import render as report
+from memory_curator.commands import check as checking
+from memory_curator.commands import sweep
+from memory_curator.core import names
+from memory_curator.core import rules as rules_mod
+from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.errors import EXIT_USAGE, CuratorError
+from memory_curator.core.result import SweepResult
+from memory_curator.store import paths as vault_mod
+from memory_curator.store import rules_file, runlog
+
+VAULT_OPTION = click.option("--vault", "vault", type=click.Path(file_okay=False), help="The vault folder.")
+STATE_OPTION = click.option(
+    "--state-dir",
+    "state_dir",
+    type=click.Path(file_okay=False),
+    help="This vault's state folder (index, journal, lock, logs).",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="memory-curator")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """Keep an Obsidian-style vault clean while AI agents write into it."""
+    if ctx.obj is None:  # the one clock every command passes down (`main` builds it; tests pass their own)
+        ctx.obj = SystemClock()
+
+
+@cli.command()
+@click.argument("vault", required=False, type=click.Path(file_okay=False))
+def init(vault: str | None) -> None:
+    """Create _meta/inbox-rules.md (never overwritten) and the vault's folders."""
+    from memory_curator.commands.init import init_vault
+
+    root = Path(vault or ".")
+    for line in init_vault(root):
+        click.echo(line)
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path())
+@click.option("--dry-run", is_flag=True, help="Show the plan (with a diff for every patch); change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
+@click.option("--wait", is_flag=True, help="Wait for another sweep to finish instead of exiting 75.")
+@click.option(
+    "--judge-set",
+    "judge_set",
+    multiple=True,
+    metavar="NAME=VALUE",
+    callback=lambda _ctx, _param, values: _pairs(values),
+    help="A judge setting for this run (model, effort, max_tokens, timeout_seconds, deadline_seconds, max_retries, "
+    "chunk_size, neighbours, enabled); beats MEMORY_CURATOR_JUDGE_<NAME> and the rules file. Repeatable.",
+)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False),
+    help="Append the outcome as one JSON line to this size-capped log instead of printing (scheduled sweeps).",
+)
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def run(
+    clock: Clock,
+    path: str | None,
+    dry_run: bool,
+    as_json: bool,
+    no_judge: bool,
+    wait: bool,
+    judge_set: tuple[tuple[str, str], ...],
+    vault: str | None,
+    state_dir: str | None,
+    log_file: str | None,
+) -> None:
+    """Sweep one agent folder (PATH) or the whole _inbox/."""
+    options = sweep.Options(
+        dry_run=dry_run, use_judge=not no_judge, wait=wait, state_dir=state_dir, judge_settings=judge_set, clock=clock
+    )
+    if not as_json and not log_file and sys.stdout.isatty():  # a bar only on a terminal
+        options = dataclasses.replace(options, progress=report.progress)
+    if log_file:  # a scheduled sweep: the outcome (or why there was none) goes to the log, not stdout
+        code = runlog.record_run(Path(log_file), lambda: _sweep_now(path, vault, options), clock=clock)
+        raise click.exceptions.Exit(code)
+    try:
+        result = _sweep_now(path, vault, options)
+    except sweep.OtherHost as exc:  # exit 0 and one line saying why; JSON keeps the usual keys
+        if as_json:
+            report.emit_json({"agents": [], **SweepResult("", ()).totals(), "idle": str(exc)})
+        else:
+            click.echo(str(exc))
+        return
+    report.sweep(result, as_json)
+    for problem in (result.judge or {}).get("problems", []):  # one line per failed judge request
+        click.echo(f"memory-curator: {problem}", err=True)
+
+
+def _pairs(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for value in values:
+        name, sep, setting = value.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{value!r}: expected NAME=VALUE", param_hint="--judge-set")
+        pairs.append((name.strip(), setting))
+    return tuple(pairs)
+
+
+def _sweep_now(path: str | None, vault: str | None, options: sweep.Options) -> SweepResult:
+    root = vault_mod.find_root(Path(path) if path else None, vault)
+    return sweep.run(root, _scope(root, path), options)
+
+
+def _scope(root: Path, path: str | None) -> Path | None:
+    if path is None:
+        return None
+    candidate = Path(path)
+    if not candidate.is_absolute() and not candidate.exists() and (root / candidate).exists():
+        candidate = root / candidate
+    if not candidate.exists():
+        raise CuratorError(f"{path}: no such folder")
+    return candidate
+
+
+@cli.command()
+@click.argument("file", type=click.Path(allow_dash=True))
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@click.option("--explain", is_flag=True, help="Show every drop rule and criterion evaluation.")
+@VAULT_OPTION
+@click.pass_obj
+def check(clock: Clock, file: str, as_json: bool, explain: bool, vault: str | None) -> None:
+    """The verdict one candidate would get (FILE, or - for a note or JSON payload on stdin).
+
+    Changes nothing.
+    """
+    if file == "-":
+        root = vault_mod.find_root(None, vault)
+        data = checking.check_text(root, sys.stdin.read(), "<stdin>", explain, clock=clock)
+    else:
+        target = Path(file)
+        if not target.is_file():
+            raise CuratorError(f"{file}: no such file")
+        root = vault_mod.find_root(target.parent, vault)
+        data = checking.check_file(root, target, explain, clock)
+    report.check(data, as_json)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per swept batch on stdout.")
+@click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def watch(clock: Clock, as_json: bool, no_judge: bool, vault: str | None, state_dir: str | None) -> None:
+    """Sweep candidates as they settle, until SIGINT or SIGTERM.
+
+    Sweeps the backlog first; logs one line per action on stderr.
+    """
+    from memory_curator.commands import watch as watching  # watchdog's import is paid by this command only
+
+    root = vault_mod.find_root(None, vault)
+    watcher = watching.Watcher(root, use_judge=not no_judge, state=state_dir, clock=clock)
+    with watching.stop_on_signals(watcher):
+        for item in watcher.run():
+            report.watch(item, as_json, clock.now())
+
+
+@cli.group(name="rules")
+def rules_group() -> None:
+    """The rules file (_meta/inbox-rules.md)."""
+
+
+@rules_group.command(name="check")
+@click.argument("file", required=False, type=click.Path(dir_okay=False))
+@VAULT_OPTION
+def rules_check(file: str | None, vault: str | None) -> None:
+    """Validate a rules file (default: the vault's), with line numbers."""
+    if file is None:
+        root = vault_mod.find_root(None, vault)
+        found = rules_file.vault_rules_file(root)  # a broken symlink or a FIFO is named by `load`, not "no file"
+        if found is None:
+            raise CuratorError(f"{root / vault_mod.RULES_PATH}: no rules file (run `memory-curator init`)")
+        path = found
+    else:
+        path = Path(file)
+    report.rules_summary(rules_file.load(path))
+
+
+def _scheduler_flags(func: Callable[..., None]) -> Callable[..., None]:
+    flags = [
+        click.option("--launchd", "platform", flag_value="launchd", help="launchd (default on macOS)."),
+        click.option("--systemd", "platform", flag_value="systemd", help="systemd user timer (default with systemd)."),
+        click.option("--cron", "platform", flag_value="cron", help="cron (default elsewhere)."),
+    ]
+    for flag in reversed(flags):
+        func = flag(func)
+    return func
+
+
+def _job_options(func: Callable[..., None]) -> Callable[..., None]:
+    options = [
+        click.option("--every", default="15m", show_default=True, help="How often (e.g. 5m, 30m, 2h, 1d)."),
+        click.option("--on-change", is_flag=True, help="launchd: also sweep when the inbox changes (WatchPaths)."),
+        _scheduler_flags,
+        VAULT_OPTION,
+        STATE_OPTION,
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@cli.group(name="schedule")
+def schedule_group() -> None:
+    """Scheduled sweeps of one vault: launchd, a systemd user timer, or cron."""
+
+
+@schedule_group.command(name="install")
+@_job_options
+def schedule_install(
+    every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None
+) -> None:
+    """Install (or replace) this vault's scheduled sweep."""
+    from memory_curator.commands import schedule
+
+    plan = schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change)
+    for line in schedule.install(plan):
+        click.echo(line)
+
+
+@schedule_group.command(name="show")
+@_job_options
+def schedule_show(every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None) -> None:
+    """Print exactly what `install` would write and run; change nothing."""
+    from memory_curator.commands import schedule
+
+    plan = schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change)
+    for line in schedule.describe(plan):
+        click.echo(line)
+
+
+@schedule_group.command(name="uninstall")
+@_scheduler_flags
+@VAULT_OPTION
+def schedule_uninstall(platform: str | None, vault: str | None) -> None:
+    """Remove this vault's scheduled sweep (from every scheduler, or the one named)."""
+    from memory_curator.commands import schedule
+
+    gone = vault and not Path(vault).expanduser().exists()  # a deleted vault's job can still be removed
+    root = Path(vault).expanduser().absolute() if gone else vault_mod.find_root(None, vault)
+    lines = [line for plan in schedule.plan_uninstall(root, platform) for line in schedule.uninstall(plan)]
+    for line in lines or [f"no scheduled sweep of {root} found"]:
+        click.echo(line)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def doctor(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
+    from memory_curator.commands import doctor as doctor_mod
+
+    findings = doctor_mod.diagnose(vault, state_dir, clock=clock)
+    if as_json:
+        report.emit_json([f.to_json() for f in findings])
+    else:
+        for finding in findings:
+            click.echo(finding.line())
+    if doctor_mod.failed(findings):
+        raise click.exceptions.Exit(1)
+
+
+# --- the human and agent loop (docs/review.md, docs/agents.md) --------------------------------
+
+BY_OPTION = click.option("--by", "by", metavar="NAME", help="Who decides (default: $MEMORY_CURATOR_USER or login).")
+WAIT_OPTION = click.option("--wait", is_flag=True, help="Wait for a running sweep instead of exiting 75.")
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path())
+@BY_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def review(clock: Clock, path: str | None, by: str | None, vault: str | None, state_dir: str | None) -> None:
+    """Walk the items waiting for a person, oldest first (PATH: one agent folder or one file).
+
+    Keys: p promote, o promote as another surface, m merge (patch) into a note, d drop (asks
+    a reason), e edit in $EDITOR, s skip, q quit. Each choice is applied and journalled at once.
+    """
+    from memory_curator.commands import review as review_mod
+    from memory_curator.commands.desk import Desk
+
+    root = vault_mod.find_root(Path(path) if path else None, vault)
+    agents, only = review_mod.scope(root, path)
+    tally = review_mod.review(Desk.open(root, state_dir, by, clock=clock), report.stdout(), agents, only)
+    click.echo(tally.line())
+
+
+@cli.command()
+@click.argument("file", type=click.Path())
+@click.option("--promote", is_flag=True, help="Promote to the computed target.")
+@click.option("--surface", metavar="SURFACE", help="Promote as this surface (implies --promote).")
+@click.option("--patch", "patch_into", metavar="NOTE", help="Patch into this durable note (vault path).")
+@click.option("--drop", "drop_reason", metavar="REASON", help="Drop to .dropped/ with this reason.")
+@click.option("--yes", is_flag=True, help="Patch into a note of your own without showing the diff and asking.")
+@BY_OPTION
+@WAIT_OPTION
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def resolve(
+    clock: Clock,
+    file: str,
+    promote: bool,
+    surface: str | None,
+    patch_into: str | None,
+    drop_reason: str | None,
+    yes: bool,
+    by: str | None,
+    wait: bool,
+    as_json: bool,
+    vault: str | None,
+    state_dir: str | None,
+) -> None:
+    """Decide one inbox item without the interactive queue (for scripts and agents).
+
+    A patch into a note of your own (not the curator's) shows its diff and asks on a
+    terminal; without one it is refused unless --yes."""
+    from memory_curator.commands import review as review_mod
+    from memory_curator.commands.desk import Desk
+
+    chosen = [promote or surface is not None, patch_into is not None, drop_reason is not None]
+    if sum(chosen) != 1:
+        raise click.UsageError("give exactly one of --promote/--surface, --patch NOTE, --drop REASON")
+    root = vault_mod.find_root(Path(file).parent, vault)
+    desk = Desk.open(root, state_dir, by, wait, clock)
+    if patch_into is not None:
+        done = review_mod.patch_confirmed(desk, file, patch_into, None, review_mod.on_terminal(), yes)
+    elif drop_reason is not None:
+        done = desk.drop(file, drop_reason)
+    else:
+        done = desk.promote(file, surface)
+    report.person_action(done, as_json)
+
+
+@cli.command()
+@click.argument("dropped_file", type=click.Path())
+@BY_OPTION
+@WAIT_OPTION
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def restore(
+    clock: Clock,
+    dropped_file: str,
+    by: str | None,
+    wait: bool,
+    as_json: bool,
+    vault: str | None,
+    state_dir: str | None,
+) -> None:
+    """Move a dropped item back to _inbox/<agent>/, tagged needs-review, without its audit line."""
+    from memory_curator.commands import restore as restore_mod
+
+    root = vault_mod.find_root(Path(dropped_file).parent, vault)
+    report.restored(restore_mod.restore(root, dropped_file, state_dir, by, wait, clock), as_json)
+
+
+@cli.command()
+@click.argument("run_id", required=False)
+@click.option("--last", is_flag=True, help="Undo the latest run that was not undone yet.")
+@BY_OPTION
+@WAIT_OPTION
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def undo(
+    clock: Clock,
+    run_id: str | None,
+    last: bool,
+    by: str | None,
+    wait: bool,
+    as_json: bool,
+    vault: str | None,
+    state_dir: str | None,
+) -> None:
+    """Revert one run (a sweep or a person's action) where the vault still holds what it wrote."""
+    from memory_curator.commands import undo as undo_mod
+
+    if (run_id is None) == (not last):
+        raise click.UsageError("give a RUN_ID (see `memory-curator log`) or --last")
+    root = vault_mod.find_root(None, vault)
+    report.undone(undo_mod.undo(root, run_id, state_dir, by, wait, clock), as_json)
+
+
+@cli.command()
+@click.argument("file", type=click.Path(allow_dash=True))
+@click.option("--agent", metavar="ID", help="The agent folder (default: $MEMORY_CURATOR_AGENT, else _inbox/).")
+@click.option("--check", "with_check", is_flag=True, help="Add the verdict a sweep would give.")
+@JSON_OPTION
+@VAULT_OPTION
+@click.pass_obj
+def submit(clock: Clock, file: str, agent: str | None, with_check: bool, as_json: bool, vault: str | None) -> None:
+    """Validate a candidate (a note, or a JSON payload; - for stdin) and write it atomically
+    into _inbox/<agent>/ under a unique name."""
+    from memory_curator.commands import submit as submit_mod
+
+    root = vault_mod.find_root(None, vault)
+    if file == "-":
+        text, origin = sys.stdin.read(), "<stdin>"
+    else:
+        source = Path(file)
+        if not source.is_file():
+            raise CuratorError(f"{file}: no such file")
+        try:
+            text = source.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            raise CuratorError(f"{file}: not UTF-8 text") from None
+        origin = file
+    report.submitted(submit_mod.submit(root, text, origin, agent, with_check, clock), as_json)
+
+
+@cli.command()
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def status(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """The inbox backlog, the review queue, recent drops and sweeps, the index and the schedule."""
+    from memory_curator.commands import status as status_mod
+
+    root = vault_mod.find_root(None, vault)
+    report.status(status_mod.gather(root, state_dir, clock), as_json)
+
+
+@cli.command(name="log")
+@click.option("--since", metavar="WHEN", help="Only actions since then: 30m, 12h, 7d, 2w or a date.")
+@click.option("--file", "file", metavar="PATH", help="One note's history (vault path), e.g. facts/x/y.md.")
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def log_command(
+    clock: Clock, since: str | None, file: str | None, as_json: bool, vault: str | None, state_dir: str | None
+) -> None:
+    """The decision log: which candidate, which verdict, why, and where it went."""
+    from memory_curator.commands import log as decision_log
+
+    root = vault_mod.find_root(None, vault)
+    report.decision_log(decision_log.read(root, state_dir, since, file, clock), as_json)
+
+
+@cli.command()
+@click.argument("entity_predicate", nargs=-1, metavar="[ENTITY PREDICATE]")
+@click.option("--slug", metavar="S", help="Notes whose title, alias, slug or file name is S (case, accents folded).")
+@click.option("--text", metavar="TEXT", help="The notes closest to TEXT (BM25), scored 0 to 1.")
+@click.option("--date", "day", metavar="YYYY-MM-DD", help="Event notes on this day.")
+@click.option("--limit", default=5, show_default=True, help="How many --text neighbours.")
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def query(
+    clock: Clock,
+    entity_predicate: tuple[str, ...],
+    slug: str | None,
+    text: str | None,
+    day: str | None,
+    limit: int,
+    as_json: bool,
+    vault: str | None,
+    state_dir: str | None,
+) -> None:
+    """Ask the vault's index: the note for ENTITY PREDICATE, a --slug, a --date, or --text neighbours."""
+    from memory_curator.index import querier as index
+
+    asked = [bool(entity_predicate), slug is not None, text is not None, day is not None]
+    if sum(asked) != 1 or len(entity_predicate) not in (0, 2):
+        raise click.UsageError("ask one thing: ENTITY PREDICATE, --slug S, --text TEXT or --date YYYY-MM-DD")
+    querier = index.open_querier(*_index_context(vault, state_dir), clock)
+    key = (entity_predicate[0], entity_predicate[1]) if entity_predicate else None
+    data = index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit)
+    if as_json:
+        report.emit_json(data)
+        return
+    for line in index.answer_lines(data):
+        click.echo(line)
+
+
+def _index_context(vault: str | None, state_dir: str | None) -> tuple[Path, rules_mod.Rules, Path]:
+    """The vault, its rules and its state folder: what every index command opens."""
+    from memory_curator.store.state import state_dir as state_folder
+
+    root = vault_mod.find_root(None, vault)
+    return root, rules_file.load_for_vault(root), state_folder(root, state_dir)
+
+
+@cli.group(name="index")
+def index_group() -> None:
+    """The vault's index (a disposable SQLite file in the state directory)."""
+
+
+@index_group.command(name="rebuild")
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def index_rebuild(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """Build the index from scratch (sweeps refresh it by themselves)."""
+    from memory_curator.index import store as index
+
+    built = index.Index(*_index_context(vault, state_dir), clock).rebuild()
+    if as_json:
+        report.emit_json(built.to_json())
+        return
+    click.echo(f"indexed {built.notes} notes in {built.seconds:.1f} s")
+
+
+@index_group.command(name="stats")
+@JSON_OPTION
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def index_stats(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """Where the index lives, its size, freshness and the notes it could only read by body (no refresh)."""
+    from memory_curator.index import store as index
+
+    data = index.current_stats(*_index_context(vault, state_dir), clock)
+    if as_json:
+        report.emit_json(data)
+        return
+    for line in index.stats_lines(data):
+        click.echo(line)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: the one error boundary."""
+    try:
+        code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False, obj=SystemClock())
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code if exc.exit_code else EXIT_USAGE)
+    except CuratorError as exc:  # a message may quote a file name: shown escaped
+        click.echo(f"memory-curator: {names.printable(str(exc))}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug: say so in one line, keep the traceback in a log
+        log = _crash_log(sys.argv[1:] if argv is None else argv)
+        what = names.printable(f"{type(exc).__name__}: {exc}")
+        click.echo(f"memory-curator: internal error: {what} (details: {log})", err=True)
+        sys.exit(3)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _crash_log(args: list[str]) -> str:
+    """Tracebacks go to the state directory the command used, never into the vault or the terminal."""
+    try:
+        path = _crash_folder(args) / "crash.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(traceback.format_exc(), encoding="utf-8", errors="backslashreplace")
+    except Exception:  # the log is a courtesy: failing to write it must not hide the one line
+        return "unavailable"
+    return str(path)
+
+
+def _crash_folder(args: list[str]) -> Path:
+    """--state-dir, else MEMORY_CURATOR_STATE, else the vault's own state folder, else the user's
+    state directory: the command's parsed options are gone once it raised, so they are read again
+    from its arguments."""
+    import platformdirs
+
+    from memory_curator.store.state import state_dir
+
+    explicit = _option_value(args, "--state-dir") or os.environ.get("MEMORY_CURATOR_STATE")
+    if explicit:
+        return Path(explicit).expanduser()
+    try:
+        return state_dir(vault_mod.find_root(None, _option_value(args, "--vault")))
+    except Exception:  # no vault here, or none that can be told from the arguments
+        return Path(platformdirs.user_state_dir("memory-curator"))
+
+
+def _option_value(args: list[str], name: str) -> str | None:
+    """The value of `name VALUE` or `name=VALUE` in `args` (the last one given wins, as in click)."""
+    found = None
+    for here, arg in enumerate(args):
+        if arg == name and here + 1 < len(args):
+            found = args[here + 1]
+        elif arg.startswith(name + "="):
+            found = arg[len(name) + 1 :]
+    return found

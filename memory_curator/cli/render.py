@@ -1,0 +1,332 @@
+"""The one module that prints results: JSON for machines, rich tables for people."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from memory_curator.core.names import printable
+from memory_curator.core.result import SweepResult
+from memory_curator.core.rules import Rules
+
+STYLE = {"promote": "green", "patch": "cyan", "drop": "red", "needs_review": "yellow"}
+
+
+def stdout() -> Console:
+    return Console(soft_wrap=True)
+
+
+def stderr() -> Console:
+    return Console(stderr=True, soft_wrap=True)
+
+
+# What JSON leaves raw with ensure_ascii=False and a terminal must not get: C1 controls, line and
+# paragraph separators, bidi overrides, and lone surrogates (a file name's bytes that are not UTF-8).
+_RAW_IN_JSON = re.compile("[\x80-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def shown(text: object) -> str:
+    """Any text from a file, a name or an error, for rich output: what could act on the terminal
+    (an escape sequence, a newline, bytes that are not UTF-8) escaped by `vault.printable`, and
+    rich's markup escaped. The one way report prints a name."""
+    return escape(printable(str(text)))
+
+
+def json_text(data: Any, indent: int | None = None) -> str:
+    """JSON for stdout: readable UTF-8, every control character escaped (JSON escapes C0 itself),
+    and a non-UTF-8 name's byte shown as the text `\\xff`, never as a lone surrogate."""
+    text = json.dumps(data, indent=indent, ensure_ascii=False, default=str)
+    return _RAW_IN_JSON.sub(_json_escape, text) if _RAW_IN_JSON.search(text) else text
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())  # only ever inside a JSON string: json.dumps writes structure in ASCII
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json_text(data, indent=2) + "\n")
+
+
+def sweep(result: SweepResult, as_json: bool) -> None:
+    if as_json:
+        emit_json(result.to_json())
+        return
+    console = stdout()
+    for note in result.notes:
+        console.print(f"[dim]note:[/] {shown(note)}")
+    table = Table(show_edge=False, header_style="bold")
+    for column in ("candidate", "verdict", "where", "why"):
+        table.add_column(column, overflow="fold")
+    for agent in result.agents:
+        for action in agent.actions:
+            where = action.moved_to or action.target_path or ""
+            verdict = f"[{STYLE[action.verdict]}]{action.verdict}[/]"
+            table.add_row(shown(action.inbox_path), verdict, shown(where), shown(action.reason))
+        for failure in agent.errors:
+            table.add_row(shown(failure.inbox_path), "[bold red]error[/]", "", shown(failure.error))
+    if table.row_count:
+        console.print(table)
+    _diffs(console, result)
+    for agent in result.agents:
+        for skip in agent.skipped:
+            console.print(f"[dim]skipped {shown(skip.inbox_path)}: {shown(skip.reason)}[/]")
+    totals = result.totals()
+    prefix = "dry run (nothing written): " if result.dry_run else ""
+    console.print(
+        f"{prefix}{totals['processed']} processed: {totals['promoted']} promoted, {totals['patched']} patched, "
+        f"{totals['dropped']} dropped, {totals['needs_review']} need review"
+        + (f", {len(result.errors)} failed" if result.errors else "")
+    )
+
+
+def _diffs(console: Console, result: SweepResult) -> None:
+    """A dry run shows what each patch would change in its note."""
+    for agent in result.agents:
+        for action in agent.actions:
+            if action.diff:
+                console.print(Syntax(action.diff.rstrip("\n"), "diff", theme="ansi_dark", word_wrap=True))
+
+
+def check(data: Mapping[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit_json(dict(data))
+        return
+    console = stdout()
+    verdict = str(data["verdict"])
+    console.print(f"[{STYLE.get(verdict, 'white')}]{verdict}[/]: {shown(str(data['reason']))}")
+    if data.get("target_path"):
+        console.print(f"target: {data['target_path']}")
+    table = Table("criterion", "value", show_edge=False)
+    for name, value in (data.get("criteria") or {}).items():
+        table.add_row(name, {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]undecided[/]"}[value])
+    if table.row_count:
+        console.print(table)
+    for line in data.get("explanation", []):
+        console.print(f"  {shown(line)}")
+
+
+def rules_summary(rules: Rules) -> None:
+    console = stdout()
+    console.print(f"{rules.path}: valid")
+    console.print("surfaces: " + ", ".join(f"{s.name} ({s.path})" for s in rules.surfaces))
+    console.print("criteria: " + ", ".join(c.name for c in rules.criteria))
+    for rule in rules.drop_rules:
+        how = "judge only" if rule.judge_only else (rule.when.text if rule.when else "")
+        console.print(f"drop {rule.id}: {shown(rule.reason)}  [dim]when {shown(how)}[/]")
+
+
+def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
+    """Watch mode: a log line stamped `now` per action (or notice) on stderr; with --json, one
+    JSON object per line per batch on stdout, flushed at once so a pipe sees it live."""
+    from memory_curator.commands.watch import Batch
+
+    console = stderr()
+    stamp = now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def line(text: str) -> None:
+        console.print(f"{stamp} {text}", highlight=False)
+
+    if not isinstance(item, Batch):
+        line(shown(item.text))
+        return
+    if not item.worth_reporting:
+        return
+    for note in item.result.notes:
+        line(f"[dim]note:[/] {shown(note)}")
+    for agent in item.result.agents:
+        for action in agent.actions:
+            where = action.moved_to or action.target_path
+            arrow = f" -> {shown(where)}" if where and where != action.inbox_path else ""
+            verdict = f"[{STYLE[action.verdict]}]{action.verdict}[/]"
+            line(f"{verdict} {shown(action.inbox_path)}{arrow}: {shown(action.reason)}")
+        for failure in agent.errors:
+            line(f"[bold red]error[/] {shown(failure.inbox_path)}: {shown(failure.error)}")
+    if as_json:
+        sys.stdout.write(json_text(item.to_json()) + "\n")
+        sys.stdout.flush()
+
+
+# --- the human and agent loop: resolve, restore, undo, submit, status, log ----------------------
+
+
+def person_action(done: Any, as_json: bool) -> None:
+    """A person's resolve (an `actions.Done`)."""
+    if as_json:
+        emit_json(done.to_json())
+        return
+    action = done.action
+    where = action.moved_to or action.target_path or ""
+    stdout().print(
+        f"[{STYLE[action.verdict]}]{action.verdict}[/] {shown(action.inbox_path)} -> {shown(where)}"
+        f"  [dim](run {done.run_id}; `memory-curator undo {done.run_id}` takes it back)[/]"
+    )
+
+
+def restored(result: Any, as_json: bool) -> None:
+    if as_json:
+        emit_json(result.to_json())
+        return
+    stdout().print(f"restored {shown(result.dropped)} -> {shown(result.inbox_path)} (tagged needs-review)")
+
+
+def undone(result: Any, as_json: bool) -> None:
+    if as_json:
+        emit_json(result.to_json())
+        return
+    console = stdout()
+    for item in result.undone:
+        console.print(f"undone {item.verdict}: {shown(item.inbox_path or '')} [dim]({shown(item.path or '')})[/]")
+    for item in result.left:
+        console.print(f"[yellow]left alone[/] {item.verdict} of {shown(item.inbox_path or '')}: {shown(item.left)}")
+    console.print(f"run {result.run_id}: {len(result.undone)} undone, {len(result.left)} left alone")
+
+
+def submitted(result: Any, as_json: bool) -> None:
+    if as_json:
+        emit_json(result.to_json())
+        return
+    console = stdout()
+    console.print(f"submitted {shown(result.inbox_path)}")
+    if result.check is not None:
+        check(result.check, False)
+
+
+def decision_log(entries: list[Any], as_json: bool) -> None:
+    """One line per action (greppable, readable at any width): when, verdict, what, where, why."""
+    if as_json:
+        emit_json({"count": len(entries), "entries": [e.to_json() for e in entries]})
+        return
+    console = stdout()
+    if not entries:
+        console.print("no journalled actions match")
+        return
+    for entry in entries:
+        when = entry.time.strftime("%Y-%m-%d %H:%M") if entry.time else "?"
+        verdict = f"[{STYLE.get(entry.verdict, 'bold')}]{entry.verdict}[/]"
+        state = "undone" if entry.undone_by else "" if entry.status == "done" else entry.status
+        state = f" [dim]({state})[/]" if state else ""
+        where = "" if entry.dest in (None, entry.inbox) else f" -> {shown(entry.dest)}"
+        why = f"[dim]{shown(entry.reason)} · {entry.run}[/]"
+        console.print(f"{when}  {verdict}{state}  {shown(entry.inbox or '')}{where}  {why}")
+
+
+def status(data: Mapping[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit_json(dict(data))
+        return
+    console = stdout()
+    console.print(f"[bold]vault[/] {shown(data['vault'])}\n[bold]state[/] {shown(data['state_dir'])}")
+    console.print(_inbox_table(data))
+    review = data["needs_review"]
+    oldest = f" (oldest {shown(review['oldest_path'])}, {review['oldest_age_hours']} h)" if review["count"] else ""
+    console.print(f"[yellow]waiting for a person:[/] {review['count']}{oldest}")
+    if data["contradictions"]:
+        console.print(f"[red]contradictions flagged:[/] {', '.join(shown(p) for p in data['contradictions'])}")
+    drops = data["drops_7d"]
+    rules = ", ".join(f"{shown(rule)} {n}" for rule, n in drops["by_rule"].items())
+    console.print(f"drops in the last 7 days: {drops['total']}" + (f" ({rules})" if rules else ""))
+    if data["last_sweeps"]:
+        console.print(_sweeps_table(data["last_sweeps"]))
+    console.print(verdict_chart(data["verdicts_per_day"]))
+    console.print(_index_line(data.get("index")))
+    console.print(_schedule_line(data.get("schedule") or {}))
+    lock = data["lock"]
+    console.print("lock: free" if lock["free"] else f"lock: held by {shown(str(lock['holder']))}")
+
+
+def _inbox_table(data: Mapping[str, Any]) -> Table:
+    table = Table("agent", "candidates", "needs review", "held", title="inbox", show_edge=False, title_justify="left")
+    for agent, counts in data["inbox"]["agents"].items():
+        table.add_row(shown(agent), str(counts["candidates"]), str(counts["needs_review"]), str(counts["held"]))
+    if not table.row_count:
+        table.add_row("(empty)", "0", "0", "0")
+    return table
+
+
+def _sweeps_table(runs: list[Mapping[str, Any]]) -> Table:
+    table = Table(title="last sweeps", show_edge=False, title_justify="left")
+    for column in ("started", "processed", "promoted", "patched", "dropped", "review", "errors", "seconds", "judge"):
+        table.add_column(column, justify="left" if column == "started" else "right")
+    for run in reversed(runs):
+        judge = run.get("judge") or {}
+        tokens = (judge.get("input_tokens") or 0) + (judge.get("output_tokens") or 0)
+        started = str(run.get("started") or "?")[:16].replace("T", " ") + (" (undone)" if run.get("undone") else "")
+        counts = [str(run.get(k) or 0) for k in ("processed", "promoted", "patched", "dropped", "needs_review")]
+        table.add_row(started, *counts, str(run.get("errors") or 0), str(run.get("seconds")), f"{tokens} tok")
+    return table
+
+
+def verdict_chart(days: list[Mapping[str, Any]], width: int = 40) -> Table:
+    """Verdicts per day as stacked bars, one row a day (rich renders it in the terminal)."""
+    verdicts = ("promote", "patch", "drop", "needs_review")
+    peak = max((sum(int(d[v]) for v in verdicts) for d in days), default=0)
+    scale = width / peak if peak > width else 1.0
+    table = Table(title="verdicts per day", show_edge=False, show_header=False, title_justify="left", box=None)
+    table.add_column(style="dim")
+    table.add_column()
+    table.add_column(justify="right")
+    for day in days:
+        bar = Text()
+        for verdict in verdicts:
+            count = int(day[verdict])
+            if count:
+                bar.append("█" * max(1, round(count * scale)), style=STYLE[verdict])
+        table.add_row(str(day["date"])[5:], bar, str(sum(int(day[v]) for v in verdicts)))
+    legend = "  ".join(f"[{STYLE[v]}]█[/] {v}" for v in verdicts)
+    table.caption = legend
+    return table
+
+
+def _index_line(index: Mapping[str, Any] | None) -> str:
+    if index is None:
+        return "index: not built yet (the next sweep builds it)"
+    if not index.get("usable"):
+        return f"index: unusable, rebuilt at the next sweep ({shown(str(index.get('error', index['path'])))})"
+    size = (index.get("bytes") or 0) / 1_000_000
+    age = age_text(index.get("age_seconds"))
+    problems = f", {index['problems']} read by body only (index stats)" if index.get("problems") else ""
+    return f"index: {index.get('notes')} notes{problems}, {size:.1f} MB, refreshed {age} ago"
+
+
+def _schedule_line(schedule: Mapping[str, Any]) -> str:
+    if schedule.get("error"):
+        return f"schedule: unknown ({shown(str(schedule['error']))})"
+    if not schedule.get("installed"):
+        return "schedule: not installed (memory-curator schedule install)"
+    jobs = ", ".join(f"{j['platform']} every {age_text(j['every_seconds'])}" for j in schedule["jobs"])
+    last = schedule.get("last_run")
+    tail = f"; last run {last['time']}: {shown(str(last['summary']))}" if last else "; no run logged yet"
+    return f"schedule: {jobs}{tail}"
+
+
+def age_text(seconds: float | None) -> str:
+    """`3 min`, `5 h`, `2 d`: how long ago, for people."""
+    if seconds is None:
+        return "?"
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{max(seconds, 0):.0f} s"
+
+
+@contextlib.contextmanager
+def progress(total: int) -> Iterator[Callable[[], None]]:
+    """A transient bar for a long sweep on a terminal; `cli` only passes it to a TTY without --json."""
+    with Progress(console=stdout(), transient=True) as bar:
+        task = bar.add_task("sweeping", total=total)
+        yield lambda: bar.advance(task)

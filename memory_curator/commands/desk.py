@@ -1,0 +1,325 @@
+"""What a person (or an agent acting for one) does with one inbox item: promote it, patch it
+into a chosen note, or drop it with a reason.
+
+Each action goes through the sweep's own apply functions, so it takes the same lock, writes
+through the same writer and is journalled like a sweep's action, under a run id of its own
+(which `undo` accepts). The name of the person is kept in the journalled reason, and a drop's
+audit line reads `dropped by memory-curator: <reason> (by <person>)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import getpass
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memory_curator.commands import sweep
+from memory_curator.core import candidate as cand
+from memory_curator.core import merge
+from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.decide import Decision
+from memory_curator.core.errors import CuratorError
+from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT, is_candidate_name
+from memory_curator.core.notes import NotEditable, content_hash, edit_frontmatter, parse
+from memory_curator.core.ownership import curator_owned, never_owned
+from memory_curator.core.result import Action
+from memory_curator.core.rules import Rules
+from memory_curator.index.file_querier import FileQuerier
+from memory_curator.store import journal as journal_mod
+from memory_curator.store import recovery, stores, writer
+from memory_curator.store.paths import relpath, safe_join
+from memory_curator.store.rules_file import load_for_vault
+from memory_curator.store.state import state_dir, sweep_lock
+
+PERSON_RULE = "by-person"  # the `rule` a person's drop is journalled under
+PERSONS_NOTE = (
+    "written by a person; it is changed only when you confirm the diff "
+    "(review asks; resolve on a terminal, or with --yes)"
+)
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A patch into a person's note, as the person confirms it: the diff, and the hash of the
+    note it was made from (`Desk.patch(..., seen=)` refuses a note changed since)."""
+
+    target: str
+    diff: str
+    seen: str
+
+
+T = TypeVar("T")
+
+
+def person(explicit: str | None = None) -> str:
+    """Who is acting: --by, else MEMORY_CURATOR_USER, else the login name."""
+    name = explicit or os.environ.get("MEMORY_CURATOR_USER")
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError):
+            name = "unknown"
+    return " ".join(name.split()) or "unknown"
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def vault_file(root: Path, path: str | Path) -> tuple[str, Path]:
+    """(vault-relative POSIX path, full path) of a file given relative to the current folder,
+    relative to the vault, or absolute; a path outside the vault or a symlink is refused."""
+    given = Path(path)
+    full = given if given.is_absolute() else (Path.cwd() / given)
+    if not full.exists() and not given.is_absolute() and (root / given).exists():
+        full = root / given
+    try:
+        rel = (full.parent.resolve() / full.name).relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise CuratorError(f"{path}: not inside the vault {root}") from None
+    if full.is_symlink() or not full.is_file():
+        raise CuratorError(f"{rel}: no such file (or a symlink, which the curator never follows)")
+    return rel, full
+
+
+def inbox_item(root: Path, path: str | Path) -> tuple[str, str]:
+    """(vault-relative path, agent id) of a candidate file in the inbox; anything else is refused."""
+    rel, _ = vault_file(root, path)
+    parts = rel.split("/")
+    if parts[0] != INBOX or len(parts) not in (2, 3) or (len(parts) == 3 and parts[1].startswith(".")):
+        raise CuratorError(f"{rel}: not a candidate in {INBOX}/ or {INBOX}/<agent>/")
+    if not is_candidate_name(parts[-1]):
+        raise CuratorError(f"{rel}: not a candidate (a markdown file that is not a temp or sync file)")
+    return rel, parts[1] if len(parts) == 3 else ROOT_AGENT
+
+
+def journalled(journal: journal_mod.Journal, record: dict[str, Any], effect: Callable[[], T]) -> T:
+    """A begin record (fsynced) before `effect`, an end record after: what recovery reads."""
+    journal.append({"event": "begin", **record})
+    try:
+        done = effect()
+    except BaseException as exc:
+        journal.append({"event": "end", "run": record["run"], "seq": record["seq"], "ok": False, "error": str(exc)})
+        raise
+    journal.append({"event": "end", "run": record["run"], "seq": record["seq"], "ok": True})
+    return done
+
+
+@contextmanager
+def locked(root: Path, state: Path, clock: Clock, wait: bool = False) -> Iterator[journal_mod.Journal]:
+    """The sweep lock, with what a crash left half-done finished first (as a sweep does)."""
+    with sweep_lock(state, clock, wait=wait):
+        journal = journal_mod.Journal(state / "journal.jsonl", clock)
+        recovery.recover(root, journal)
+        yield journal
+
+
+@dataclass(frozen=True)
+class Done:
+    """One applied action and the run id it was journalled under."""
+
+    action: Action
+    run_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, **self.action.to_json()}
+
+
+@dataclass
+class Desk:
+    """A person's actions on one vault; each one is its own journalled run."""
+
+    root: Path
+    state: Path
+    rules: Rules
+    user: str
+    clock: Clock
+    wait: bool = False
+
+    @classmethod
+    def open(
+        cls,
+        root: Path,
+        explicit_state: str | None = None,
+        user: str | None = None,
+        wait: bool = False,
+        clock: Clock = SystemClock(),
+    ) -> Desk:
+        return cls(root, state_dir(root, explicit_state), load_for_vault(root), person(user), clock, wait)
+
+    def read(self, rel: str) -> tuple[bytes, cand.Candidate]:
+        rel, agent = inbox_item(self.root, rel)
+        raw = safe_join(self.root, rel).read_bytes()
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:  # every action rewrites the text; this one has none to keep
+            raise CuratorError(f"{rel}: not UTF-8 text; convert or move it by hand") from None
+        return raw, cand.build(raw, rel, agent, self.rules)
+
+    def promote(self, rel: str, surface: str | None = None) -> Done:
+        """Promote to the computed target, or to the surface the person picked."""
+        with self._sweep() as run:
+            raw, candidate = self.read(rel)
+            if surface:
+                candidate = self._as_surface(candidate, raw, surface)
+            target = _promotable(candidate, self.rules)
+            if safe_join(self.root, target).exists():
+                raise CuratorError(f"{target} already exists; patch into it instead (--patch {target})")
+            name = candidate.surface.name if candidate.surface else None
+            decision = Decision("promote", f"promoted by {self.user}", name, target)
+            return self._apply(run, candidate, decision)
+
+    def patch(self, rel: str, target: str, confirmed: bool = False, seen: str | None = None) -> Done:
+        """Merge the candidate into a durable note the person chose.
+
+        A person's note (`ownership.curator_owned` is false) is written only when the person
+        confirmed it (`confirmed`; `seen` is the hash of the note they saw the diff of, and a
+        note changed since is refused), and stays theirs: no `curated_from`, no `updated_at`.
+        """
+        with self._sweep() as run:
+            _, candidate = self.read(rel)
+            if candidate.note.problem:
+                raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
+            note = self._durable(target)
+            raw = safe_join(self.root, note).read_bytes()
+            owned = self._owned(note, raw)
+            if not owned:
+                if not confirmed:
+                    raise CuratorError(f"{note}: {PERSONS_NOTE}")
+                if seen is not None and content_hash(raw) != seen:
+                    raise CuratorError(f"{note} changed since you saw the diff; nothing done")
+                run.confirmed = frozenset({note})
+            self._check_merge(candidate, note, run, person=not owned)
+            surface = candidate.surface.name if candidate.surface else None
+            decision = Decision("patch", f"patched into {note} by {self.user}", surface, note)
+            return self._apply(run, candidate, decision)
+
+    def drop(self, rel: str, reason: str) -> Done:
+        """Drop to `.dropped/` with the person's reason in the audit line."""
+        why = one_line(reason)
+        if not why:
+            raise CuratorError("a drop needs a reason")
+        with self._sweep() as run:
+            _, candidate = self.read(rel)
+            surface = candidate.surface.name if candidate.surface else None
+            decision = Decision("drop", f"{why} (by {self.user})", surface, rule=PERSON_RULE)
+            return self._apply(run, candidate, decision)
+
+    @contextmanager
+    def _sweep(self) -> Iterator[sweep.Sweep]:
+        now = self.clock.now()
+        with locked(self.root, self.state, self.clock, self.wait) as journal:
+            yield sweep.Sweep(
+                root=self.root,
+                state=self.state,
+                rules=self.rules,
+                run_id=sweep.new_run_id(now),
+                now=now,
+                dry_run=False,
+                journal=journal,
+                querier=FileQuerier(self.root, self.rules),
+                options=sweep.Options(clock=self.clock),
+            )
+
+    def _apply(self, run: sweep.Sweep, candidate: cand.Candidate, decision: Decision) -> Done:
+        try:
+            action = sweep.APPLY[decision.verdict](run, candidate, decision)
+        except writer.Conflict:
+            raise CuratorError(f"{candidate.inbox_path} changed while it was being written; nothing done") from None
+        except FileExistsError as exc:
+            raise CuratorError(f"{decision.target or exc.filename}: already exists; nothing done") from None
+        except OSError as exc:
+            raise CuratorError(f"{candidate.inbox_path}: {exc.strerror or exc}; left in the inbox") from None
+        if action.verdict != decision.verdict:
+            raise CuratorError(f"{candidate.inbox_path}: not {decision.verdict}ed: {action.reason}")
+        return Done(action, run.run_id)
+
+    def _as_surface(self, candidate: cand.Candidate, raw: bytes, name: str) -> cand.Candidate:
+        """The candidate as the surface the person picked (its `type` set); the inbox file's
+        own hash is kept, so removing it still checks that nobody changed it meanwhile."""
+        surface = self.rules.surface_named(name) or self.rules.surface_for_type(name)
+        if surface is None:
+            known = ", ".join(s.name for s in self.rules.surfaces)
+            raise CuratorError(f"unknown surface {name!r} (one of: {known})")
+        try:
+            text = edit_frontmatter(candidate.note.text, lambda data: data.__setitem__("type", surface.type))
+        except NotEditable as exc:
+            raise CuratorError(f"{candidate.inbox_path}: {exc}; fix it first (review: e to edit)") from None
+        built = cand.build(text, candidate.inbox_path, candidate.agent, self.rules)
+        stores.save_preimage(self.state, raw)  # what `undo` puts back in the inbox
+        return dataclasses.replace(built, digest=content_hash(raw))
+
+    def persons_patch(self, rel: str, target: str) -> Preview | None:
+        """What a patch into a person's note would change, for the person to confirm; None when
+        the note is the curator's (no confirmation needed). Refused like `patch` would be."""
+        _, candidate = self.read(rel)
+        if candidate.note.problem:
+            raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
+        note = self._durable(target)
+        raw = safe_join(self.root, note).read_bytes()
+        if self._owned(note, raw):
+            return None
+        merged = self._merged(candidate, note, raw, self.clock.now(), person=True)
+        return Preview(note, merge.note_diff(note, raw.decode("utf-8"), merged.text), content_hash(raw))
+
+    def _owned(self, note: str, raw: bytes) -> bool:
+        return curator_owned(note, parse(raw).frontmatter, self.rules)
+
+    def _check_merge(self, candidate: cand.Candidate, note: str, run: sweep.Sweep, person: bool = False) -> None:
+        """Refuse, before writing anything, a patch the merge would refuse or that adds nothing
+        (the sweep would flag the candidate instead; a person gets the reason)."""
+        self._merged(candidate, note, safe_join(self.root, note).read_bytes(), run.now, person)
+
+    def _merged(self, candidate: cand.Candidate, note: str, raw: bytes, now: dt.datetime, person: bool) -> merge.Merged:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CuratorError(f"cannot patch {note}: the note is not UTF-8 text") from None
+        merged = merge.merge(text, candidate, now, person=person)
+        if merged.refused or not merged.changed:
+            raise CuratorError(f"cannot patch {note}: {merged.refused or 'the candidate adds nothing to it'}")
+        return merged
+
+    def _durable(self, target: str) -> str:
+        """A durable note of this vault a person may patch into, as a vault-relative path."""
+        rel = target.removeprefix("./")
+        given = Path(target)
+        if given.is_absolute():
+            try:
+                rel = relpath(self.root.resolve(), given.resolve())
+            except ValueError:
+                raise CuratorError(f"{target}: not inside the vault") from None
+        if not rel.endswith(".md"):
+            rel += ".md"
+        first = rel.split("/")[0]
+        if first == INBOX or first.startswith(".") or DROPPED in rel.split("/") or never_owned(rel):
+            where = f"outside {INBOX}/, _meta/ and dot-folders"
+            raise CuratorError(f"{rel}: not a durable note (patch into a note {where})")
+        path = safe_join(self.root, rel)  # a folder on the way that leaves the vault is refused here
+        if path.is_symlink():
+            raise CuratorError(f"{rel}: a symlink, which the curator never follows nor replaces; nothing done")
+        if not path.is_file():
+            raise CuratorError(f"{rel}: no such note")
+        return rel
+
+
+def _promotable(candidate: cand.Candidate, rules: Rules) -> str:
+    """The target path, or why this candidate cannot become a durable note as it is."""
+    where = candidate.inbox_path
+    if candidate.note.problem:
+        raise CuratorError(f"{where}: {candidate.note.problem}; fix it first")
+    if candidate.surface is None:
+        known = ", ".join(s.name for s in rules.surfaces)
+        raise CuratorError(f"{where}: its surface cannot be inferred; pick one ({known})")
+    if candidate.missing:
+        fields = ", ".join(candidate.missing)
+        raise CuratorError(f"{where}: missing required fields for {candidate.surface.name}: {fields}")
+    if candidate.target is None:
+        raise CuratorError(f"{where}: no target path for {candidate.surface.name}: {candidate.key_problem}")
+    return candidate.target

@@ -1,0 +1,312 @@
+"""`doctor`: is this vault set up to be swept, and if not, what to do about it.
+
+Each check returns `Finding`s (data; the CLI prints them). A problem is something that
+stops sweeps from working or from sharing one lock (exit 1); a warning is what a careful
+user should know (no schedule, no judge key, not the curator host, the macOS privacy trap).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import getpass
+import json
+import os
+import platform
+import socket
+import sqlite3
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory_curator.commands import schedule
+from memory_curator.commands.sweep import host_refusal
+from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.errors import CuratorError, RulesError
+from memory_curator.core.names import DROPPED, INBOX, RULES_PATH, printable
+from memory_curator.core.rules import Rules
+from memory_curator.store import runlog
+from memory_curator.store.journal import Journal
+from memory_curator.store.paths import find_root
+from memory_curator.store.rules_file import DEFAULT_RULES, load, vault_rules_file
+from memory_curator.store.state import lock_holder, lock_is_free, state_dir, vault_id
+
+LOCK_STUCK = dt.timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class Finding:
+    topic: str
+    level: str  # "ok", "warn" or "problem"
+    message: str
+    fix: str | None = None
+
+    def line(self) -> str:
+        tag = {"ok": "ok", "warn": "warn", "problem": "PROBLEM"}[self.level]
+        return f"{tag:<8}{self.topic}: {self.message}" + (f" — fix: {self.fix}" if self.fix else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"topic": self.topic, "level": self.level, "message": self.message, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What doctor looks at besides the vault; tests pass their own. `now` (from the caller's
+    clock) judges a stuck lock and an overdue schedule."""
+
+    now: dt.datetime
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    home: Path = field(default_factory=Path.home)
+    system: str = field(default_factory=platform.system)
+    hostname: str = field(default_factory=socket.gethostname)
+
+
+def diagnose(
+    vault: str | None, state_opt: str | None, machine: Machine | None = None, clock: Clock = SystemClock()
+) -> list[Finding]:
+    machine = machine or Machine(clock.now())
+    try:
+        root = find_root(None, vault)
+    except CuratorError as exc:
+        return [Finding("vault", "problem", str(exc), "pass --vault, set MEMORY_CURATOR_VAULT or run inside the vault")]
+    findings = check_vault(root, machine)
+    rules, found = check_rules(root)
+    findings += found
+    state, found = check_state(root, state_opt)
+    findings += found
+    if state is not None:
+        findings += check_lock(state, machine.now)
+        findings += check_schedule(root, state, machine)
+        findings += check_index(root, rules, state, clock)
+    findings += check_judge(rules, machine.env)
+    findings += check_host(rules, machine.hostname)
+    return findings
+
+
+def failed(findings: list[Finding]) -> bool:
+    return any(f.level == "problem" for f in findings)
+
+
+def check_vault(root: Path, machine: Machine) -> list[Finding]:
+    fix = f"give {getpass.getuser()} read and write access (chmod -R u+rwX {root})"
+    if not os.access(root, os.R_OK | os.X_OK):
+        return [Finding("vault", "problem", f"{root} is not readable", fix)]
+    out = []
+    inbox = root / INBOX
+    if not inbox.is_dir():
+        out.append(Finding("vault", "warn", f"no {INBOX}/ folder: agents have nowhere to write", "memory-curator init"))
+    for folder in (root, inbox, inbox / DROPPED):
+        if folder.is_dir() and not os.access(folder, os.R_OK | os.W_OK | os.X_OK):
+            out.append(Finding("vault", "problem", f"{folder} is not writable: sweeps cannot move notes", fix))
+    if not out:
+        out.append(Finding("vault", "ok", f"{root} is readable and writable"))
+    note = schedule.fda_note(root, sys.executable, machine.home, machine.system)
+    if note:
+        out.append(Finding("macOS", "warn", note))
+    return out
+
+
+def check_rules(root: Path) -> tuple[Rules | None, list[Finding]]:
+    path = vault_rules_file(root)  # a broken symlink or a FIFO there is the vault's file: refused, never opened
+    if path is None:
+        hint = f"memory-curator init {root} (writes an editable copy)"
+        return load(DEFAULT_RULES), [
+            Finding("rules", "warn", f"no {RULES_PATH}: the shipped default rules apply", hint)
+        ]
+    try:
+        rules = load(path)
+    except RulesError as exc:
+        fix = "correct that line" if exc.line else "make it a regular file of rules (or remove it)"
+        fix += "; `memory-curator rules check` validates again"
+        return None, [Finding("rules", "problem", f"{exc} (every sweep stops here)", fix)]
+    counts = f"{len(rules.surfaces)} surfaces, {len(rules.drop_rules)} drop rules"
+    return rules, [Finding("rules", "ok", f"{RULES_PATH} is valid ({counts})")]
+
+
+def check_state(root: Path, state_opt: str | None) -> tuple[Path | None, list[Finding]]:
+    fix = "point --state-dir (or MEMORY_CURATOR_STATE) at a folder you can write"
+    try:
+        folder = state_dir(root, state_opt)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-"):
+            pass
+    except CuratorError as exc:
+        return None, [Finding("state", "problem", str(exc), fix)]
+    except OSError as exc:
+        return None, [Finding("state", "problem", f"{state_opt or 'the state directory'}: {exc.strerror}", fix)]
+    return folder, [Finding("state", "ok", f"{folder} works")]
+
+
+def check_lock(state: Path, now: dt.datetime) -> list[Finding]:
+    holder = lock_holder(state)
+    if lock_is_free(state):
+        return [Finding("lock", "ok", "free" + (f" (last held by {holder})" if holder else ""))]
+    since = _lock_since(state)
+    if since is not None and now - since > LOCK_STUCK:
+        fix = "if that process is stuck, stop it; the lock is released the moment it exits"
+        return [Finding("lock", "problem", f"held for over an hour by {holder}: every other sweep exits 75", fix)]
+    return [Finding("lock", "ok", f"a sweep is running now ({holder or 'unknown holder'})")]
+
+
+def _lock_since(state: Path) -> dt.datetime | None:
+    try:
+        text = json.loads((state / "lock").read_text(encoding="utf-8"))["since"]
+        return dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def check_schedule(root: Path, state: Path, machine: Machine) -> list[Finding]:
+    try:
+        jobs = schedule.installed(vault_id(root), machine.home, dict(machine.env))
+    except CuratorError as exc:
+        return [Finding("schedule", "problem", str(exc), "memory-curator schedule install (rewrites it)")]
+    out = [_job_finding(job, root, state) for job in jobs]
+    if not jobs:
+        out.append(Finding("schedule", "warn", "no scheduled sweep of this vault", "memory-curator schedule install"))
+    elif len(jobs) > 1:
+        names = ", ".join(j.platform for j in jobs)
+        fix = f"memory-curator schedule uninstall --{jobs[-1].platform}"
+        out.append(Finding("schedule", "warn", f"scheduled {len(jobs)} times ({names}); one is enough", fix))
+    return out + check_last_run(root, state, jobs, machine)
+
+
+def _job_finding(job: schedule.Installed, root: Path, state: Path) -> Finding:
+    python = job.command[0] if job.command else ""
+    reinstall = "memory-curator schedule install (from the environment that should run the sweeps)"
+    if not (os.path.isabs(python) and os.access(python, os.X_OK)):
+        return Finding(
+            "schedule", "problem", f"{job.platform}: the scheduled interpreter {python!r} is gone", reinstall
+        )
+    scheduled_state = job.option("--state-dir")
+    if scheduled_state and Path(scheduled_state) != state:
+        message = (
+            f"{job.platform} sweeps use the state dir {scheduled_state}, this shell {state}: two locks, two journals"
+        )
+        return Finding("schedule", "problem", message, "use the same --state-dir here, or reinstall with this one")
+    every = f" every {schedule.every_text(job.every)}" if job.every else ""
+    return Finding("schedule", "ok", f"{job.platform}{every} ({job.where})")
+
+
+def check_last_run(root: Path, state: Path, jobs: list[schedule.Installed], machine: Machine) -> list[Finding]:
+    log = state / runlog.LOG_NAME
+    entries = runlog.entries(log)
+    out = [*_journal_finding(state)]
+    if not entries:
+        return out + _never_ran(jobs, machine.now)
+    last = entries[-1]
+    if last.stray:
+        fix = "run the scheduled command by hand (see `memory-curator schedule show`) to see the whole error"
+        return [*out, Finding("last run", "problem", f"the last scheduled sweep crashed: {last.summary}", fix)]
+    assert last.time is not None
+    when = f"{last.time:%Y-%m-%d %H:%M:%SZ}"
+    if last.failed:
+        return [
+            *out,
+            Finding("last run", "problem", f"{when} failed: {last.summary}", _failure_fix(last, root, machine)),
+        ]
+    overdue = _overdue(jobs, last.time, machine.now)
+    if overdue:
+        return [*out, overdue]
+    how = "another sweep held the lock, so it skipped" if last.exit == 75 else last.summary
+    return [*out, Finding("last run", "ok", f"{when}: {how} (log: {log})")]
+
+
+def _failure_fix(last: runlog.Entry, root: Path, machine: Machine) -> str:
+    if "not permitted" in last.summary.lower() and schedule.protected_location(root, machine.home, machine.system):
+        return schedule.fda_fix(sys.executable)
+    return "run the same sweep by hand (`memory-curator run --vault …`) and fix what it reports"
+
+
+def _never_ran(jobs: list[schedule.Installed], now: dt.datetime) -> list[Finding]:
+    for job in jobs:
+        if job.since is not None and job.every:
+            installed_at = dt.datetime.fromtimestamp(job.since, dt.UTC)
+            if now - installed_at > _grace(job.every):
+                message = f"{job.platform} job installed {installed_at:%Y-%m-%d %H:%M}Z but no sweep was ever logged"
+                return [Finding("last run", "problem", message, _scheduler_fix(job))]
+    return [Finding("last run", "ok", "not run yet")] if jobs else []
+
+
+def _overdue(jobs: list[schedule.Installed], last: dt.datetime, now: dt.datetime) -> Finding | None:
+    for job in jobs:
+        if job.every and now - last > _grace(job.every):
+            every = schedule.every_text(job.every)
+            message = f"no sweep logged since {last:%Y-%m-%d %H:%M}Z although scheduled every {every}"
+            return Finding("last run", "problem", message, _scheduler_fix(job))
+    return None
+
+
+def _grace(every: int) -> dt.timedelta:
+    return dt.timedelta(seconds=2 * every + 300)
+
+
+def _scheduler_fix(job: schedule.Installed) -> str:
+    if job.platform == "launchd":
+        return f"launchctl print gui/{os.getuid()}/{Path(job.where).stem} shows why launchd did not run it"
+    if job.platform == "systemd":
+        timer = Path(job.where).with_suffix(".timer").name
+        return f"systemctl --user status {timer}; without `loginctl enable-linger` timers stop at logout"
+    return "check that the cron daemon runs (e.g. systemctl status cron) and look at its log"
+
+
+def _journal_finding(state: Path) -> list[Finding]:
+    last = None
+    for record in Journal(state / "journal.jsonl").records():
+        if record.get("event") == "run":
+            last = record
+    if last is None:
+        return []
+    return [
+        Finding("journal", "ok", f"last sweep that changed something: {last.get('time')}: {runlog.summarize(last)}")
+    ]
+
+
+def check_index(root: Path, rules: Rules | None, state: Path, clock: Clock) -> list[Finding]:
+    """The notes the index could read by their body only (bad frontmatter, or a note whose
+    reading raised): sweeps go on, but those notes' keys, titles and tags go unseen. An index
+    that exists is refreshed first (a stat walk), so a note broken since the last sweep is
+    named; one never built is left for the next sweep to build."""
+    from memory_curator.index.store import FILE_NAME, Index
+
+    if rules is None or not (state / FILE_NAME).exists():
+        return []
+    try:
+        index = Index(root, rules, state, clock)
+        try:
+            index.refresh()
+            problems, count = index.problems(), index.count()
+        finally:
+            index.close()
+    except (CuratorError, OSError, sqlite3.Error) as exc:
+        fix = "memory-curator index rebuild"
+        return [Finding("index", "warn", f"cannot read the index: {printable(str(exc))}", fix)]
+    if not problems:
+        return [Finding("index", "ok", f"{count} notes indexed")]
+    named = "; ".join(f"{printable(path)}: {printable(why)}" for path, why in problems[:5])
+    more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+    message = f"{len(problems)} of {count} notes read by their body only ({named}{more})"
+    return [Finding("index", "warn", message, "correct their frontmatter; `memory-curator index stats` lists them")]
+
+
+def check_judge(rules: Rules | None, env: Mapping[str, str]) -> list[Finding]:
+    if rules is not None and not rules.settings.judge.enabled:
+        return [Finding("judge", "ok", "disabled in the rules (judge.enabled: false)")]
+    key = env.get("ANTHROPIC_API_KEY")
+    if key is None or not key.strip():
+        message = "no ANTHROPIC_API_KEY: candidates the rules cannot settle stay needs_review"
+        return [Finding("judge", "warn", message, "export ANTHROPIC_API_KEY, or set judge.enabled: false")]
+    scheduled = "scheduled sweeps get it only if their scheduler sets it (docs/scheduling.md)"
+    return [Finding("judge", "ok", f"ANTHROPIC_API_KEY is set in this shell; {scheduled}")]
+
+
+def check_host(rules: Rules | None, hostname: str) -> list[Finding]:
+    if rules is None:
+        return []
+    refusal = host_refusal(rules.settings.curator_host, hostname)
+    if refusal:
+        return [Finding("host", "warn", refusal, f"sweep on {rules.settings.curator_host}, or change curator_host")]
+    if rules.settings.curator_host:
+        return [Finding("host", "ok", f"this is the curator host ({rules.settings.curator_host})")]
+    return []

@@ -1,0 +1,546 @@
+"""Scheduled sweeps: launchd on macOS, a systemd user timer where systemd runs, cron elsewhere.
+
+Pure builders turn a `Job` into exactly what is written (a plist, two unit files, a crontab
+line) and run; `show` prints that, `install`/`uninstall` apply it. Every scheduled command
+names the interpreter, the vault and the state directory by absolute path, so PATH, venv
+activation and the scheduler's empty environment do not matter, and every sweep of a vault
+shares one lock.
+"""
+
+from __future__ import annotations
+
+import configparser
+import getpass
+import os
+import platform
+import plistlib
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from xml.parsers.expat import ExpatError
+
+import platformdirs
+
+from memory_curator.core.errors import CuratorError
+from memory_curator.core.names import INBOX
+from memory_curator.core.notes import content_hash
+from memory_curator.store import runlog, writer
+from memory_curator.store.state import APP, vault_id
+
+LABEL_PREFIX = "org.memory-curator.sweep."
+UNIT_PREFIX = "memory-curator-"
+CRON_MARKER = "# memory-curator:"
+MINUTES = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30)
+HOURS = (1, 2, 3, 4, 6, 8, 12, 24)
+EVERY_HELP = "minutes that divide an hour (1m 2m 3m 4m 5m 6m 10m 12m 15m 20m 30m), hours that divide a day, or 1d"
+_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+# --- intervals ---------------------------------------------------------------------------------
+
+
+def parse_every(text: str) -> int:
+    """'15m', '2h', '1d' → seconds. Only intervals that cron and OnCalendar express exactly."""
+    match = re.fullmatch(r"\s*(\d+)\s*(s|m|min|h|d)?\s*", text.lower())
+    seconds = int(match.group(1)) * _UNITS[match.group(2) or "m"] if match else 0
+    if seconds not in _calendars():
+        raise CuratorError(f"--every {text}: use {EVERY_HELP}")
+    return seconds
+
+
+def every_text(seconds: int) -> str:
+    if seconds % 86400 == 0:
+        return f"{seconds // 86400}d"
+    return f"{seconds // 3600}h" if seconds % 3600 == 0 else f"{seconds // 60}m"
+
+
+def _calendars() -> dict[int, tuple[str, str]]:
+    """Each allowed interval → (cron's five fields, systemd's OnCalendar)."""
+    out = {}
+    for m in MINUTES:
+        out[m * 60] = ("* * * * *" if m == 1 else f"*/{m} * * * *", f"*-*-* *:{'*' if m == 1 else f'00/{m}'}:00")
+    for h in HOURS:
+        if h == 24:
+            out[86400] = ("0 0 * * *", "*-*-* 00:00:00")
+        else:
+            out[h * 3600] = ("0 * * * *" if h == 1 else f"0 */{h} * * *", f"*-*-* {'*' if h == 1 else f'00/{h}'}:00:00")
+    return out
+
+
+def cron_schedule(seconds: int) -> str:
+    return _calendars()[seconds][0]
+
+
+def on_calendar(seconds: int) -> str:
+    return _calendars()[seconds][1]
+
+
+def every_from(text: str, kind: int) -> int | None:
+    """The interval one of our own cron schedules (kind 0) or OnCalendar values (kind 1) means."""
+    return next((s for s, forms in _calendars().items() if forms[kind] == text.strip()), None)
+
+
+# --- where each platform keeps things -------------------------------------------------------------
+
+
+def choose_platform(forced: str | None, system: str, systemd_running: bool) -> str:
+    """launchd on macOS, systemd where it is PID 1 (/run/systemd/system), else cron."""
+    if forced:
+        return forced
+    if system == "Darwin":
+        return "launchd"
+    return "systemd" if systemd_running else "cron"
+
+
+def label(job_id: str) -> str:
+    return LABEL_PREFIX + job_id
+
+
+def plist_path(home: Path, job_id: str) -> Path:
+    return home / "Library" / "LaunchAgents" / f"{label(job_id)}.plist"
+
+
+def unit_dir(home: Path, env: dict[str, str]) -> Path:
+    return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "systemd" / "user"
+
+
+def unit_name(job_id: str, kind: str) -> str:
+    return f"{UNIT_PREFIX}{job_id}.{kind}"
+
+
+def marker(job_id: str) -> str:
+    return CRON_MARKER + job_id
+
+
+def resolved_state(root: Path, explicit: str | None, env: dict[str, str]) -> Path:
+    """`state.state_dir` without creating anything (so `show` changes nothing)."""
+    chosen = explicit or env.get("MEMORY_CURATOR_STATE")
+    folder = Path(chosen).expanduser() if chosen else Path(platformdirs.user_state_dir(APP)) / "vaults" / vault_id(root)
+    return folder.resolve()
+
+
+# --- the job and what each platform makes of it ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    vault: Path
+    state: Path
+    python: str
+    every: int
+    watch: tuple[Path, ...] = ()  # launchd WatchPaths (--on-change)
+
+    @property
+    def id(self) -> str:
+        return vault_id(self.vault)
+
+    @property
+    def log(self) -> Path:
+        return self.state / runlog.LOG_NAME
+
+    def command(self) -> list[str]:
+        return [
+            self.python,
+            "-m",
+            "memory_curator",
+            "run",
+            "--vault",
+            str(self.vault),
+            "--state-dir",
+            str(self.state),
+            "--json",
+            "--log-file",
+            str(self.log),
+        ]
+
+
+def make_job(root: Path, state: Path, every: int, on_change: bool, python: str = sys.executable) -> Job:
+    """The inbox and its agent folders are watched: launchd sees changes one level deep only."""
+    watch: tuple[Path, ...] = ()
+    if on_change:
+        inbox = root / INBOX
+        agents = (
+            sorted(p for p in inbox.iterdir() if p.is_dir() and not p.name.startswith(".")) if inbox.is_dir() else []
+        )
+        watch = (inbox, *agents)
+    return Job(root, state, python, every, watch)
+
+
+def plist(job: Job) -> dict[str, object]:
+    data: dict[str, object] = {
+        "Label": label(job.id),
+        "ProgramArguments": job.command(),
+        "StartInterval": job.every,
+        "RunAtLoad": True,
+        "ProcessType": "Background",
+        "StandardOutPath": str(job.log),
+        "StandardErrorPath": str(job.log),
+    }
+    if job.watch:
+        data["WatchPaths"] = [str(p) for p in job.watch]
+    return data
+
+
+def systemd_quote(arg: str) -> str:
+    """One ExecStart word: `%` and `$` escaped, quoted when it holds anything unusual."""
+    arg = arg.replace("%", "%%").replace("$", "$$")
+    if re.fullmatch(r"[A-Za-z0-9_./:=@+,%$-]+", arg):
+        return arg
+    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def service_unit(job: Job) -> str:
+    command = " ".join(systemd_quote(a) for a in job.command())
+    return (
+        "[Unit]\n"
+        f"Description=memory-curator sweep of {job.vault}\n"
+        "\n[Service]\n"
+        "Type=oneshot\n"
+        f"ExecStart={command}\n"
+        "# 75: another sweep held the lock and did the work; not a failure\n"
+        "SuccessExitStatus=75\n"
+        "Nice=10\n"
+    )
+
+
+def timer_unit(job: Job) -> str:
+    return (
+        "[Unit]\n"
+        f"Description=memory-curator sweep of {job.vault} every {every_text(job.every)}\n"
+        "\n[Timer]\n"
+        f"OnCalendar={on_calendar(job.every)}\n"
+        "Persistent=true\n"
+        f"Unit={unit_name(job.id, 'service')}\n"
+        "\n[Install]\n"
+        "WantedBy=timers.target\n"
+    )
+
+
+def cron_line(job: Job) -> str:
+    """Cron turns an unescaped % into a newline, so every % is escaped."""
+    command = " ".join(shlex.quote(a) for a in job.command())
+    line = f"{cron_schedule(job.every)} {command} >>{shlex.quote(str(job.log))} 2>&1 {marker(job.id)}"
+    return line.replace("%", "\\%")
+
+
+def crontab_with(table: str, line: str, job_id: str) -> str:
+    """The table with this vault's line replaced (or added); every other line kept as it was."""
+    kept = crontab_without(table, job_id)
+    return kept + ("" if not kept or kept.endswith("\n") else "\n") + line + "\n"
+
+
+def crontab_without(table: str, job_id: str) -> str:
+    tag = marker(job_id)
+    return "".join(ln for ln in table.splitlines(keepends=True) if not ln.rstrip().endswith(tag))
+
+
+# --- plans: what install and uninstall do, as data ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    argv: tuple[str, ...]
+    may_fail: bool = False  # e.g. `launchctl bootout` of a job that is not loaded
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Steps `before` the files are written (or removed), then steps `after`."""
+
+    platform: str
+    job_id: str
+    files: tuple[tuple[Path, bytes], ...] = ()
+    before: tuple[Step, ...] = ()
+    after: tuple[Step, ...] = ()
+    cron_line: str | None = None
+    notes: tuple[str, ...] = ()
+    state: Path | None = None  # created by install: the log lives there
+
+
+def install_plan(job: Job, where: str, home: Path, env: dict[str, str], uid: int, linger: bool) -> Plan:
+    if where == "launchd":
+        domain, target = f"gui/{uid}", f"gui/{uid}/{label(job.id)}"
+        path = plist_path(home, job.id)
+        before = (Step(("launchctl", "bootout", target), may_fail=True),)  # forget the old job first
+        after = (Step(("launchctl", "enable", target)), Step(("launchctl", "bootstrap", domain, str(path))))
+        return Plan(where, job.id, ((path, plistlib.dumps(plist(job))),), before, after)
+    if where == "systemd":
+        folder, timer = unit_dir(home, env), unit_name(job.id, "timer")
+        files = (
+            (folder / unit_name(job.id, "service"), service_unit(job).encode()),
+            (folder / timer, timer_unit(job).encode()),
+        )
+        after = (
+            Step(("systemctl", "--user", "daemon-reload")),
+            Step(("systemctl", "--user", "enable", "--now", timer)),
+        )
+        return Plan(where, job.id, files, (), after, notes=() if linger else (_linger_note(),))
+    return Plan(where, job.id, cron_line=cron_line(job))
+
+
+def uninstall_plan(job_id: str, where: str, home: Path, env: dict[str, str], uid: int) -> Plan:
+    if where == "launchd":
+        bootout = Step(("launchctl", "bootout", f"gui/{uid}/{label(job_id)}"), may_fail=True)
+        return Plan(where, job_id, ((plist_path(home, job_id), b""),), (bootout,))
+    if where == "systemd":
+        folder = unit_dir(home, env)
+        files = tuple((folder / unit_name(job_id, k), b"") for k in ("timer", "service"))
+        disable = Step(("systemctl", "--user", "disable", "--now", unit_name(job_id, "timer")), may_fail=True)
+        return Plan(where, job_id, files, (disable,), (Step(("systemctl", "--user", "daemon-reload")),))
+    return Plan(where, job_id)
+
+
+def _linger_note() -> str:
+    user = getpass.getuser()
+    return f"user timers run only while {user} is logged in; to sweep after logout too: loginctl enable-linger {user}"
+
+
+def describe(plan: Plan) -> list[str]:
+    """What `show` prints: every file with its full text, every command, the crontab line."""
+    lines = ["$ " + shlex.join(step.argv) for step in plan.before]
+    for path, data in plan.files:
+        lines += [f"# {path}", data.decode().rstrip("\n"), ""]
+    lines += ["$ " + shlex.join(step.argv) for step in plan.after]
+    if plan.cron_line:
+        lines += [f"# crontab line (replaces the line ending in '{marker(plan.job_id)}'):", plan.cron_line]
+    return lines + [f"note: {n}" for n in plan.notes]
+
+
+# --- the imperative shell --------------------------------------------------------------------------
+
+
+def systemd_running() -> bool:
+    return Path("/run/systemd/system").is_dir()
+
+
+def linger_enabled() -> bool:
+    return Path("/var/lib/systemd/linger", getpass.getuser()).exists()
+
+
+def current_platform(forced: str | None) -> str:
+    return choose_platform(forced, platform.system(), systemd_running())
+
+
+def install(plan: Plan) -> list[str]:
+    """Idempotent: a re-install replaces this vault's job and leaves everything else alone."""
+    if plan.state:
+        plan.state.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lines = _steps(plan.before, quiet=True)
+    for path, data in plan.files:
+        _write(path, data)
+        lines.append(f"wrote {path}")
+    lines += _steps(plan.after)
+    if plan.cron_line:
+        write_crontab(crontab_with(read_crontab() or "", plan.cron_line, plan.job_id))
+        lines.append(f"crontab: {plan.cron_line}")
+    return lines + [f"note: {n}" for n in plan.notes]
+
+
+def uninstall(plan: Plan) -> list[str]:
+    """Removes exactly what `install` made for this vault; nothing at all when nothing is there."""
+    if plan.platform == "cron":
+        table = read_crontab()
+        if not table or crontab_without(table, plan.job_id) == table:
+            return []
+        write_crontab(crontab_without(table, plan.job_id))
+        return [f"crontab: removed the line ending in '{marker(plan.job_id)}'"]
+    present = [path for path, _ in plan.files if path.exists()]
+    if not present:
+        return []
+    lines = _steps(plan.before)
+    for path in present:
+        path.unlink()
+        lines.append(f"removed {path}")
+    return lines + _steps(plan.after)
+
+
+def _steps(steps: tuple[Step, ...], quiet: bool = False) -> list[str]:
+    lines = []
+    for step in steps:
+        _run(step)
+        if not quiet:
+            lines.append("ran " + shlex.join(step.argv))
+    return lines
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Atomic, fsynced, and no write at all when the file already holds these bytes."""
+    current = writer.file_hash(path)
+    if current is None:
+        writer.create(path, data)
+    elif current != content_hash(data):
+        writer.replace(path, data, current)
+
+
+def _run(step: Step, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    program = shutil.which(step.argv[0])
+    if program is None:
+        raise CuratorError(f"{step.argv[0]}: not found on PATH; choose another scheduler (--cron/--launchd/--systemd)")
+    proc = subprocess.run([program, *step.argv[1:]], input=stdin, capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0 and not step.may_fail:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        raise CuratorError(
+            f"`{shlex.join(step.argv)}` failed ({proc.returncode}): {detail[-1] if detail else 'no output'}"
+        )
+    return proc
+
+
+def read_crontab() -> str | None:
+    """The user's crontab ('' when there is none yet); None when cron is not installed."""
+    if shutil.which("crontab") is None:
+        return None
+    proc = _run(Step(("crontab", "-l"), may_fail=True))
+    if proc.returncode == 0:
+        return proc.stdout
+    if "no crontab" in proc.stderr.lower():
+        return ""
+    raise CuratorError(f"`crontab -l` failed ({proc.returncode}): {proc.stderr.strip() or 'no output'}")
+
+
+def write_crontab(table: str) -> None:
+    _run(Step(("crontab", "-")), stdin=table)
+
+
+# --- install, show, uninstall on this machine ----------------------------------------------------------
+
+PROTECTED = {
+    "Documents": "~/Documents",
+    "Desktop": "~/Desktop",
+    "Downloads": "~/Downloads",
+    "Library/Mobile Documents": "iCloud Drive",
+    "Library/CloudStorage": "a cloud-storage folder (~/Library/CloudStorage)",
+}
+
+
+def protected_location(vault: Path, home: Path, system: str) -> str | None:
+    """On macOS, the privacy-protected place a vault sits in (launchd jobs need Full Disk Access)."""
+    if system != "Darwin":
+        return None
+    for relative, name in PROTECTED.items():
+        area = home / relative
+        if vault == area or area in vault.parents:
+            return name
+    return None
+
+
+def fda_note(vault: Path, python: str, home: Path, system: str) -> str | None:
+    place = protected_location(vault, home, system)
+    if place is None:
+        return None
+    return f"the vault is in {place}: macOS lets a launchd job read it only with Full Disk Access; {fda_fix(python)}"
+
+
+def fda_fix(python: str) -> str:
+    """Privacy permissions attach to the real binary, not to a venv's symlink."""
+    return f"System Settings > Privacy & Security > Full Disk Access: add {os.path.realpath(python)}"
+
+
+def plan_install(root: Path, state_opt: str | None, every: str, forced: str | None, on_change: bool) -> Plan:
+    """What `install` and `show` do for this vault on this machine."""
+    env, home = dict(os.environ), Path.home()
+    where = current_platform(forced)
+    if on_change and where != "launchd":
+        raise CuratorError(f"--on-change needs launchd (not {where}); `memory-curator watch` sweeps on change anywhere")
+    job = make_job(root, resolved_state(root, state_opt, env), parse_every(every), on_change, sys.executable)
+    plan = install_plan(job, where, home, env, os.getuid(), where != "systemd" or linger_enabled())
+    notes = [*plan.notes, *_host_notes(root)]
+    if where == "launchd":
+        notes += [n for n in [fda_note(root, job.python, home, platform.system())] if n]
+    notes.append(f"each sweep appends one JSON line to {job.log} (capped at about 2 MB)")
+    return replace(plan, notes=tuple(notes), state=job.state)
+
+
+def _host_notes(root: Path) -> list[str]:
+    from memory_curator.commands.sweep import host_refusal
+    from memory_curator.store.rules_file import load_for_vault
+
+    refusal = host_refusal(load_for_vault(root).settings.curator_host, socket.gethostname())
+    return [f"scheduled sweeps here will do nothing: {refusal}"] if refusal else []
+
+
+def plan_uninstall(root: Path, forced: str | None) -> list[Plan]:
+    """One plan per scheduler holding this vault's job (or just the one asked for)."""
+    env, home, job_id = dict(os.environ), Path.home(), vault_id(root)
+    wheres = [forced] if forced else [found.platform for found in installed(job_id, home, env)]
+    return [uninstall_plan(job_id, where, home, env, os.getuid()) for where in dict.fromkeys(wheres)]
+
+
+# --- what is installed (for `uninstall` and `doctor`) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Installed:
+    platform: str
+    where: str
+    command: tuple[str, ...]
+    every: int | None
+    since: float | None = None  # when the file was written (cron keeps no such time)
+
+    def option(self, name: str) -> str | None:
+        args = list(self.command)
+        return args[args.index(name) + 1] if name in args[:-1] else None
+
+
+def installed(job_id: str, home: Path, env: dict[str, str]) -> list[Installed]:
+    """Every scheduled sweep of this vault, on any of the three schedulers."""
+    found = []
+    path = plist_path(home, job_id)
+    if path.exists():
+        found.append(_from_plist(path))
+    service = unit_dir(home, env) / unit_name(job_id, "service")
+    if service.exists():
+        found.append(_from_units(service, service.with_suffix(".timer")))
+    table = read_crontab()
+    line = next((ln for ln in (table or "").splitlines() if ln.rstrip().endswith(marker(job_id))), None)
+    if line:
+        found.append(_from_cron(line))
+    return found
+
+
+def _from_plist(path: Path) -> Installed:
+    try:
+        data = plistlib.loads(path.read_bytes())
+    except (OSError, ValueError, ExpatError) as exc:  # InvalidFileException is a ValueError
+        raise CuratorError(f"{path}: unreadable plist: {exc}") from None
+    if not isinstance(data, dict):
+        raise CuratorError(f"{path}: unreadable plist: not a dictionary")
+    every = data.get("StartInterval")
+    args = tuple(str(a) for a in data.get("ProgramArguments", []))
+    return Installed("launchd", str(path), args, every if isinstance(every, int) else None, path.stat().st_mtime)
+
+
+def _from_units(service: Path, timer: Path) -> Installed:
+    exec_start = _ini_value(service, "Service", "ExecStart")
+    calendar = _ini_value(timer, "Timer", "OnCalendar")
+    args = tuple(a.replace("%%", "%").replace("$$", "$") for a in _words(exec_start, service))
+    every = every_from(calendar, 1) if calendar else None
+    return Installed("systemd", str(service), args, every, service.stat().st_mtime)
+
+
+def _ini_value(path: Path, section: str, key: str) -> str:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    try:
+        parser.read_string(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, configparser.Error) as exc:
+        raise CuratorError(f"{path}: unreadable unit file: {exc}") from None
+    return parser.get(section, key, fallback="")
+
+
+def _from_cron(line: str) -> Installed:
+    fields = line.split(None, 5)
+    words = _words(fields[5].replace("\\%", "%"), "crontab") if len(fields) == 6 else []
+    command = tuple(w for w in words if not w.startswith(">>") and w != "2>&1")
+    return Installed("cron", "crontab", command, every_from(" ".join(fields[:5]), 0))
+
+
+def _words(command: str, origin: object) -> list[str]:
+    try:
+        return shlex.split(command, comments=True)
+    except ValueError as exc:
+        raise CuratorError(f"{origin}: cannot read the scheduled command: {exc}") from None

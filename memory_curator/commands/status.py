@@ -1,0 +1,245 @@
+"""`status`: how the curator is doing, gathered as data (`report.status` renders it).
+
+The inbox counts come from the files on disk; the history (drops by rule, the last sweeps,
+verdicts per day) from the journal, leaving out what `undo` took back. Nothing is written:
+the index is only looked at, never refreshed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory_curator.commands.log import Entry, entries, parse_time
+from memory_curator.core import compose
+from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.errors import CuratorError
+from memory_curator.core.notes import content_hash, parse
+from memory_curator.core.text import iso
+from memory_curator.store import journal as journal_mod
+from memory_curator.store import stores
+from memory_curator.store.paths import agent_dirs, list_candidates
+from memory_curator.store.state import lock_holder, lock_is_free, state_dir, vault_id
+
+VERDICTS = ("promote", "patch", "drop", "needs_review")
+DAYS = 14
+LAST_SWEEPS = 5
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    """A candidate file as it is now; `flagged` when a sweep (or a restore) marked it
+    needs-review, `held` when it waits for a person without the tag (after an undo)."""
+
+    rel: str
+    agent: str
+    mtime: float
+    flagged: bool
+    held: bool
+    uncertainty: str | None
+
+    @property
+    def waiting_for_person(self) -> bool:
+        return self.flagged or self.held
+
+    @property
+    def contradiction(self) -> bool:
+        return "contradiction" in (self.uncertainty or "").lower()
+
+
+def scan_inbox(root: Path, state: Path, agent: str | None = None) -> list[InboxItem]:
+    """Every candidate file in the inbox (or one agent folder), oldest first."""
+    held = stores.load_ledger(state)
+    items = []
+    for name, folder in agent_dirs(root):
+        if agent is not None and name != agent:
+            continue
+        for found in list_candidates(folder, name, root):
+            try:
+                raw, mtime = found.path.read_bytes(), found.path.stat().st_mtime
+            except OSError:
+                continue
+            on_hold = held.get(found.rel) == content_hash(raw)
+            try:  # one file that cannot be read as a note is still counted; it never stops `status`
+                note = parse(raw)
+                why = uncertainty(note.text)
+                flagged = compose.has_review_tag(note.frontmatter) or why is not None
+            except Exception:
+                flagged, why = False, None
+            items.append(InboxItem(found.rel, name, mtime, flagged, on_hold, why))
+    return sorted(items, key=lambda i: (i.mtime, i.rel))
+
+
+def uncertainty(text: str) -> str | None:
+    """The reason in the last `curator uncertainty` line, without its time."""
+    lines = [ln for ln in text.splitlines() if ln.startswith(compose.REVIEW_MARK)]
+    if not lines:
+        return None
+    reason = lines[-1][len(compose.REVIEW_MARK) :].rstrip()
+    head, _, tail = reason.rpartition(" (")
+    return head if head and tail.endswith(")") and parse_time(tail[:-1]) else reason
+
+
+def gather(root: Path, explicit_state: str | None = None, clock: Clock = SystemClock()) -> dict[str, Any]:
+    """Everything `status` shows; ages, the 7-day drops and the days are counted from `clock`."""
+    now = clock.now()
+    state = state_dir(root, explicit_state)
+    journal = journal_mod.Journal(state / "journal.jsonl")
+    records = list(journal.records())
+    log = [e for e in entries(records) if e.undone_by is None and e.status in ("done", "recovered")]
+    items = scan_inbox(root, state)
+    return {
+        "vault": str(root),
+        "state_dir": str(state),
+        "inbox": inbox_summary(items),
+        "needs_review": review_summary(items, now),
+        "drops_7d": drops(log, now),
+        "contradictions": contradictions(root, log, items),
+        "last_sweeps": last_sweeps(records),
+        "verdicts_per_day": per_day(log, now),
+        "index": index_summary(root, state, now),
+        "schedule": schedule_summary(root, state),
+        "lock": {"free": lock_is_free(state), "holder": None if lock_is_free(state) else lock_holder(state)},
+        "journal": {"path": str(journal.path), "bytes": journal.size(), "actions": len(log)},
+    }
+
+
+_CONTRADICTION = re.compile(r"(?:^|: |\()contradiction:")  # how the curator's reasons say it
+
+
+def contradictions(root: Path, log: list[Entry], items: list[InboxItem]) -> list[str]:
+    """Inbox items the curator flagged as a contradiction, by its journal alone: its last
+    needs-review action on the file said so, and the file still holds the bytes it wrote then.
+    A curator line an agent wrote into its own candidate is only text, never listed."""
+    last: dict[str, Entry] = {}
+    for entry in log:  # journal order, undone actions already left out
+        if entry.verdict == "needs_review" and entry.inbox:
+            last[entry.inbox] = entry
+    out = []
+    for item in items:
+        entry = last.get(item.rel)
+        if entry is None or not recorded_contradiction(entry):
+            continue
+        try:
+            raw = (root / item.rel).read_bytes()
+        except OSError:
+            continue
+        if content_hash(raw) == entry.record.get("after_hash"):
+            out.append(item.rel)
+    return sorted(out)
+
+
+def recorded_contradiction(entry: Entry) -> bool:
+    """The sweep's own flag; for a journal written before the flag was kept, its reason."""
+    flag = entry.record.get("contradiction")
+    return flag if isinstance(flag, bool) else bool(_CONTRADICTION.search(entry.reason))
+
+
+def inbox_summary(items: list[InboxItem]) -> dict[str, Any]:
+    agents: dict[str, dict[str, int]] = {}
+    for item in items:
+        counts = agents.setdefault(item.agent, {"candidates": 0, "needs_review": 0, "held": 0})
+        counts["candidates"] += 1
+        counts["needs_review"] += item.flagged
+        counts["held"] += item.held and not item.flagged
+    return {"candidates": len(items), "agents": agents}
+
+
+def review_summary(items: list[InboxItem], now: dt.datetime) -> dict[str, Any]:
+    waiting = [i for i in items if i.waiting_for_person]
+    oldest = waiting[0] if waiting else None
+    return {
+        "count": len(waiting),
+        "oldest_path": oldest.rel if oldest else None,
+        "oldest_since": iso(dt.datetime.fromtimestamp(oldest.mtime, dt.UTC)) if oldest else None,
+        "oldest_age_hours": round(max(0.0, now.timestamp() - oldest.mtime) / 3600, 1) if oldest else None,
+    }
+
+
+def drops(log: list[Entry], now: dt.datetime) -> dict[str, Any]:
+    """Drops of the last 7 days that are still in `.dropped/` (not undone, not restored)."""
+    restored = {e.dest for e in log if e.verdict == "restore"}
+    recent = [
+        e
+        for e in log
+        if e.verdict == "drop" and e.time and now - e.time <= dt.timedelta(days=7) and e.dest not in restored
+    ]
+    by_rule = Counter(e.rule or "?" for e in recent)
+    return {"total": len(recent), "by_rule": dict(by_rule.most_common())}
+
+
+def last_sweeps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    undone = {str(r.get("undoes")) for r in records if r.get("event") == "undo"}
+    runs = [r for r in records if r.get("event") == "run"][-LAST_SWEEPS:]
+    keys = ("run", "started", "seconds", "processed", "promoted", "patched", "dropped", "needs_review", "errors")
+    return [{**{k: r.get(k) for k in keys}, "judge": r.get("judge"), "undone": r.get("run") in undone} for r in runs]
+
+
+def per_day(log: list[Entry], now: dt.datetime, days: int = DAYS) -> list[dict[str, Any]]:
+    """Verdicts per UTC day over the last `days` days, oldest first (zero days included)."""
+    first = (now - dt.timedelta(days=days - 1)).date()
+    counts = {first + dt.timedelta(days=n): dict.fromkeys(VERDICTS, 0) for n in range(days)}
+    for entry in log:
+        day = entry.time.astimezone(dt.UTC).date() if entry.time else None
+        if day in counts and entry.verdict in VERDICTS:
+            counts[day][entry.verdict] += 1
+    return [{"date": day.isoformat(), **c} for day, c in counts.items()]
+
+
+def index_summary(root: Path, state: Path, now: dt.datetime) -> dict[str, Any] | None:
+    """Size and freshness of the index, read without refreshing it (None: never built)."""
+    path = state / "index.sqlite3"
+    if not path.exists():
+        return None
+    try:
+        from memory_curator.index.store import Index
+        from memory_curator.store.rules_file import load_for_vault
+
+        index = Index(root, load_for_vault(root), state)
+        try:
+            if not index.usable():
+                return {"path": str(path), "usable": False, "bytes": path.stat().st_size}
+            stats = index.stats()
+        finally:
+            index.close()
+    except (ImportError, CuratorError, OSError) as exc:
+        return {"path": str(path), "usable": False, "error": str(exc)}
+    refreshed = parse_time(stats.get("refreshed"))
+    age = round((now - refreshed).total_seconds()) if refreshed else None
+    return {
+        "path": str(path),
+        "usable": True,
+        "bytes": stats.get("bytes"),
+        "notes": stats.get("notes"),
+        "problems": len(stats.get("problems") or []),
+        "refreshed": stats.get("refreshed"),
+        "age_seconds": age,
+    }
+
+
+def schedule_summary(root: Path, state: Path) -> dict[str, Any]:
+    """The scheduled sweeps of this vault and the last one's outcome."""
+    try:
+        from memory_curator.commands import schedule
+        from memory_curator.store import runlog
+
+        jobs = schedule.installed(vault_id(root), Path.home(), dict(os.environ))
+        last = runlog.entries(state / runlog.LOG_NAME)
+    except (ImportError, CuratorError, OSError) as exc:
+        return {"installed": False, "error": str(exc)}
+    out: dict[str, Any] = {
+        "installed": bool(jobs),
+        "jobs": [{"platform": j.platform, "where": j.where, "every_seconds": j.every} for j in jobs],
+    }
+    if last:
+        out["last_run"] = {
+            "time": iso(last[-1].time) if last[-1].time else None,
+            "exit": last[-1].exit,
+            "summary": last[-1].summary,
+        }
+    return out

@@ -1,0 +1,111 @@
+"""`submit`: the agents' way in.
+
+A candidate (a note, or a JSON payload `{"frontmatter": {...}, "body": "..."}`) is validated
+first — it must parse, name a surface and carry that surface's required fields — and then
+written atomically into `_inbox/<agent>/` under a name of its own (a name already taken gets
+a numeric suffix, never an overwrite), so a sweep never sees half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory_curator.commands import check as checking
+from memory_curator.core import candidate as cand
+from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.errors import CuratorError
+from memory_curator.core.names import INBOX, ROOT_AGENT, nfc, slugify
+from memory_curator.core.rules import Rules
+from memory_curator.store import writer
+from memory_curator.store.paths import relpath, safe_join
+from memory_curator.store.rules_file import load_for_vault
+
+_AGENT = re.compile(r"^[\w][\w.-]*$")
+
+
+@dataclass(frozen=True)
+class Submitted:
+    inbox_path: str
+    agent_id: str
+    check: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"inbox_path": self.inbox_path, "agent_id": self.agent_id}
+        if self.check is not None:
+            out["check"] = self.check
+        return out
+
+
+def submit(
+    root: Path,
+    text: str,
+    origin: str,
+    agent: str | None = None,
+    with_check: bool = False,
+    clock: Clock = SystemClock(),
+) -> Submitted:
+    agent_id = agent_name(agent or os.environ.get("MEMORY_CURATOR_AGENT") or ROOT_AGENT)
+    note = checking.payload_text(text, origin)
+    rules = load_for_vault(root)
+    try:  # a candidate that makes reading it raise is refused like a malformed one, in one line
+        candidate = cand.build(note, origin, agent_id, rules)
+        problem = validate(candidate, rules)
+    except CuratorError:
+        raise
+    except Exception as exc:
+        from memory_curator.commands.sweep import one_line
+
+        problem = f"cannot be read as a candidate ({one_line(exc)})"
+    if problem:
+        raise CuratorError(f"{origin}: {problem}; nothing written")
+    folder = INBOX if agent_id == ROOT_AGENT else f"{INBOX}/{agent_id}"
+    try:
+        placed = writer.create_unique(safe_join(root, f"{folder}/{file_name(candidate)}"), note.encode("utf-8"))
+    except OSError as exc:  # the temp file is gone again: nothing half-written is left
+        raise CuratorError(f"{folder}/: cannot write the candidate: {exc.strerror or exc}; nothing written") from None
+    rel = relpath(root, placed)
+    verdict = checking.check_text(root, note, rel, agent=agent_id, clock=clock) if with_check else None
+    return Submitted(rel, agent_id, verdict)
+
+
+def validate(candidate: cand.Candidate, rules: Rules) -> str | None:
+    """What keeps this candidate from being curated as it is, in one line; None when fine."""
+    if not candidate.note.text.strip():
+        return "empty candidate"
+    if candidate.note.problem:
+        return candidate.note.problem
+    if candidate.surface is None:
+        kind = candidate.frontmatter.get("type")
+        types = ", ".join(s.type for s in rules.surfaces)
+        what = f"unknown type {kind!r}" if kind else "no type"
+        return f"{what}: set `type` to one of {types} (or give entity and predicate for a fact)"
+    if candidate.missing:
+        return f"missing required fields for {candidate.surface.name}: {', '.join(candidate.missing)}"
+    if candidate.key_problem:
+        return f"no path for {candidate.surface.name}: {candidate.key_problem}"
+    return None
+
+
+def agent_name(value: str) -> str:
+    name = nfc(value.strip())
+    if not _AGENT.match(name) or name in (".", ".."):
+        raise CuratorError(f"agent id {value!r}: use letters, digits, '-', '_' or '.' (not starting with '.')")
+    return name
+
+
+def file_name(candidate: cand.Candidate) -> str:
+    """`<key values>.md`, e.g. `copilot-data-handling.md` for a fact, from the candidate's
+    identity key (the same fields that name its durable note)."""
+    surface = candidate.surface
+    fm = candidate.frontmatter
+    parts = []
+    for key in surface.key if surface else ():
+        value = fm.get(key)
+        if key == "slug" and not value:
+            value = fm.get("title") or fm.get("name")
+        parts.append(str(value or ""))
+    return f"{slugify(' '.join(parts)) or 'candidate'}.md"

@@ -1,0 +1,642 @@
+"""A sweep: lock, recover, plan one action per candidate, apply it, summarise.
+
+The imperative shell around the pure core: `candidate` (what it is), `querier` (what the
+vault knows), `decide` (the verdict), `compose`/`merge` (the new text), `writer` (bytes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import secrets
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memory_curator.core import candidate as cand
+from memory_curator.core import compose, merge
+from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.decide import Decision, JudgeVerdict, decide
+from memory_curator.core.errors import EXIT_OK, CuratorError, UnsafePath
+from memory_curator.core.facts import Facts, Querier, gather_facts, with_neighbours
+from memory_curator.core.names import printable
+from memory_curator.core.notes import Note, content_hash, parse
+from memory_curator.core.ownership import NOT_ITS_NOTE, curator_owned, judge_may_change
+from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
+from memory_curator.core.rules import JudgeSettings, Rules
+from memory_curator.index.querier import IndexQuerier
+from memory_curator.index.store import IndexUnavailable
+from memory_curator.store import journal as journal_mod
+from memory_curator.store import recovery, stores, writer
+from memory_curator.store.paths import CandidateFile, list_candidates, relpath, safe_join, scope_agents
+from memory_curator.store.rules_file import load_for_vault
+from memory_curator.store.state import state_dir, sweep_lock
+
+T = TypeVar("T")
+Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[], None]]]  # total -> a tick per candidate
+PROGRESS_MIN = 36  # "more than a few dozen" candidates
+Judge = Callable[[list[cand.Candidate], Rules, Querier], tuple[dict[str, JudgeVerdict], dict[str, Any] | None]]
+
+
+@dataclass(frozen=True)
+class Options:
+    dry_run: bool = False
+    use_judge: bool = True
+    wait: bool = False
+    state_dir: str | None = None
+    clock: Clock = SystemClock()  # the run's "now", stamps and file ages; the CLI passes its own
+    only: frozenset[str] | None = None  # watch mode: sweep just these inbox paths
+    overdue: frozenset[str] = frozenset()  # watch mode: still changing at the settle ceiling
+    observed: frozenset[str] = frozenset()  # watch mode: seen unchanged for the settle window
+    stop: Callable[[], bool] | None = None  # watch mode: a stop was asked; finish the current candidate
+    judge_settings: tuple[tuple[str, str], ...] = ()  # `--judge-set NAME=VALUE` pairs (override env and rules)
+    progress: Progress | None = None  # a bar on a terminal (`report.progress`), for long sweeps only
+
+
+@dataclass
+class Sweep:
+    """Everything one sweep shares: the vault, its rules, the querier and the journal."""
+
+    root: Path
+    state: Path
+    rules: Rules
+    run_id: str
+    now: dt.datetime
+    dry_run: bool
+    journal: journal_mod.Journal
+    querier: Querier
+    reviewed: dict[str, str] = field(default_factory=dict)
+    sightings: dict[str, stores.Sighting] = field(default_factory=dict)
+    seq: int = 0
+    options: Options = field(default_factory=Options)
+    judge_settings: JudgeSettings = field(default_factory=JudgeSettings)
+    confirmed: frozenset[str] = frozenset()  # the person's notes a person confirmed writing into (review, resolve)
+    broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
+    stage: str = "deciding"  # what the current candidate is going through, for an internal error's reason
+
+
+def new_run_id(now: dt.datetime) -> str:
+    return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
+
+
+class OtherHost(CuratorError):
+    """Not an error: `curator_host` names another machine, so this one leaves the vault alone."""
+
+    exit_code = EXIT_OK
+
+
+def host_refusal(curator_host: str | None, here: str) -> str | None:
+    """The line a sweep prints instead of sweeping on a machine that is not the curator host.
+
+    Names compare case-insensitively and by their first label ('mini' = 'Mini.local').
+    """
+    if not curator_host or _short_host(curator_host) == _short_host(here):
+        return None
+    return f"not the curator host: the rules name {curator_host!r} (curator_host), this is {here!r}; nothing done"
+
+
+def _short_host(name: str) -> str:
+    return name.strip().casefold().split(".")[0]
+
+
+def run(root: Path, scope: Path | None, options: Options = Options(), judge: Judge | None = None) -> SweepResult:
+    rules = load_for_vault(root)
+    refusal = None if options.dry_run else host_refusal(rules.settings.curator_host, socket.gethostname())
+    if refusal:
+        raise OtherHost(refusal)
+    state = state_dir(root, options.state_dir)
+    judge, judge_settings = _judge_for(rules, state, options, judge)
+    clock = options.clock
+    now = clock.now()
+    sweep = Sweep(
+        root,
+        state,
+        rules,
+        new_run_id(now),
+        now,
+        options.dry_run,
+        journal_mod.Journal(state / "journal.jsonl", clock),
+        make_querier(root, rules, state, clock),
+        stores.load_ledger(state),
+        stores.load_sightings(state),
+        options=options,
+        judge_settings=judge_settings,
+    )
+    agents = scope_agents(root, scope)
+    if options.dry_run:
+        return _sweep(sweep, agents, scope, judge)
+    with sweep_lock(state, clock, wait=options.wait):
+        started = clock.monotonic()
+        recovered = recovery.recover(root, sweep.journal)
+        sweep.reviewed.update(recovered.reviewed)
+        notes = recovered.notes
+        result = _sweep(sweep, agents, scope, judge)
+        try:  # the work is done; a full disk here costs a re-review or a log line, never content
+            stores.save_ledger(root, state, sweep.reviewed)
+            stores.save_sightings(root, state, sweep.sightings)
+            _journal_run(sweep, result, clock.monotonic() - started)
+        except OSError as exc:
+            notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
+    return SweepResult(result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes))
+
+
+def _judge_for(rules: Rules, state: Path, options: Options, given: Judge | None) -> tuple[Judge | None, JudgeSettings]:
+    """The judge this sweep asks (None: inert) and its settings (flag > env > rules > default)."""
+    from memory_curator.judge import client as judge_mod  # its pydantic models cost ~75 ms: only sweeps pay
+
+    settings = judge_mod.resolve_settings(rules.settings.judge, options.judge_settings)
+    if not options.use_judge or not settings.enabled:
+        return None, settings
+    return given or judge_mod.from_environment(settings, state, options.clock), settings
+
+
+def make_querier(root: Path, rules: Rules, state: Path, clock: Clock) -> Querier:
+    """The querier a sweep asks: the vault's index, refreshed on the first question (so an
+    empty inbox never refreshes it)."""
+    return IndexQuerier(root, rules, state, clock=clock)
+
+
+def _journal_run(sweep: Sweep, result: SweepResult, seconds: float) -> None:
+    """One summary record per sweep that did something: `status` and `log` read these."""
+    totals = result.totals()
+    if not totals["processed"] and not result.errors:
+        return
+    sweep.journal.append(
+        {
+            "event": "run",
+            "run": sweep.run_id,
+            "started": sweep.now,
+            "seconds": round(seconds, 3),
+            **totals,
+            "errors": len(result.errors),
+            "judge": dict(result.judge) if result.judge else None,
+        }
+    )
+
+
+def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, judge: Judge | None) -> SweepResult:
+    collected = [(agent, *_collect(sweep, agent, folder)) for agent, folder in agents]
+    pending = [c for _, found, _ in collected for c in found]
+    verdicts, judge_stats = _ask_judge(sweep, pending, judge)
+    results = []
+    with _progress(sweep, len(pending)) as tick:
+        for agent, found, skipped in collected:
+            actions, errors = [], []
+            for candidate in found:
+                if sweep.options.stop and sweep.options.stop():
+                    break
+                outcome = _settle(sweep, candidate, verdicts.get(candidate.inbox_path))
+                (actions if isinstance(outcome, Action) else errors).append(outcome)
+                tick()
+            results.append(AgentResult(agent, tuple(actions), tuple(skipped), tuple(errors)))
+    single = scope is not None and len(agents) == 1 and scope.resolve() != (sweep.root / "_inbox").resolve()
+    return SweepResult(sweep.run_id, tuple(results), single, sweep.dry_run, judge_stats)
+
+
+def _progress(sweep: Sweep, total: int) -> contextlib.AbstractContextManager[Callable[[], None]]:
+    if sweep.options.progress is None or total < PROGRESS_MIN:
+        return contextlib.nullcontext(lambda: None)
+    return sweep.options.progress(total)
+
+
+def _ask_judge(
+    sweep: Sweep, pending: list[cand.Candidate], judge: Judge | None
+) -> tuple[dict[str, JudgeVerdict], dict[str, Any] | None]:
+    """Only what the rules left undecided goes to the judge; its answers pass the circuit
+    breaker, and each judged candidate's model, prompt version and raw answer is journalled."""
+    undecided = [c for c in pending if judge is not None and _undecided(sweep, c)]
+    if judge is None or not undecided:
+        return {}, None
+    from memory_curator.judge.prompt import guard
+
+    try:
+        verdicts, stats = guard(*judge(undecided, sweep.rules, sweep.querier), sweep.judge_settings, reach(sweep))
+    except IndexUnavailable:
+        raise
+    except Exception as exc:  # fail-open: a bug in the judge leaves its candidates to the rules alone
+        problem = f"judge failed ({len(undecided)} left undecided): internal error: {one_line(exc)}"
+        return {}, {"failures": len(undecided), "problems": [problem]}
+    for candidate in undecided if not sweep.dry_run else []:
+        verdict = verdicts.get(candidate.inbox_path) or JudgeVerdict(failure="no verdict")
+        record = {"event": "judge", "run": sweep.run_id, "inbox": candidate.inbox_path, "inbox_hash": candidate.digest}
+        with contextlib.suppress(OSError):  # an audit record, not needed for recovery
+            sweep.journal.append({**record, **verdict.audit, "failure": verdict.failure})
+    return verdicts, stats
+
+
+def reach(sweep: Sweep) -> Callable[[str], bool]:
+    """Whether the judge may change (patch, or call a duplicate) the note at a path, as the
+    vault holds it now (`ownership.judge_may_change`); an unreadable note is out of reach."""
+
+    def may_change(rel: str) -> bool:
+        try:
+            note = sweep.querier.note_at(rel)
+        except IndexUnavailable:
+            raise
+        except (OSError, CuratorError):
+            return False
+        return note is not None and note.path == rel and judge_may_change(rel, note.frontmatter, sweep.rules)
+
+    return may_change
+
+
+def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
+    """Needs review by the rules alone, with a criterion undecided (or a near-duplicate), and no
+    note with its key (patch, contradiction and person's-note cases stay with the rules)."""
+    if candidate.inbox_path in sweep.options.overdue or candidate.note.problem or not candidate.note.text.strip():
+        return False
+    try:
+        facts, decision = _decide(sweep, candidate, None)
+    except IndexUnavailable:
+        raise
+    except Exception:  # not asked about; deciding it again in `_settle` flags it with the reason
+        return False
+    if facts.existing is not None:
+        return False
+    return decision.verdict == "needs_review" and (facts.near_duplicate or None in decision.criteria.values())
+
+
+def _collect(sweep: Sweep, agent: str, folder: Path) -> tuple[list[cand.Candidate], list[Skipped]]:
+    """Read the settled candidates of one agent folder; report the rest as skipped. Each file is
+    read inside its own boundary: whatever reading one raises is that file's problem."""
+    found: list[cand.Candidate] = []
+    skipped: list[Skipped] = []
+    try:
+        items = list(list_candidates(folder, agent, sweep.root))
+    except OSError as exc:  # a folder we may not list: its files wait, the other agents are swept
+        return [], [Skipped(relpath(sweep.root, folder) + "/", f"cannot list the folder: {exc.strerror or exc}")]
+    for item in items:
+        if sweep.options.only is not None and item.rel not in sweep.options.only:
+            continue
+        try:
+            got = _read(sweep, item)
+        except Exception as exc:
+            got = _unreadable(sweep, item, exc)
+        if isinstance(got, cand.Candidate):
+            found.append(got)
+        else:
+            skipped.append(got)
+    return found, skipped
+
+
+def _read(sweep: Sweep, item: CandidateFile) -> cand.Candidate | Skipped:
+    """One inbox file: a candidate to settle, or why it waits."""
+    settings = sweep.rules.settings
+    try:
+        stat = item.path.stat()
+        raw = item.path.read_bytes()
+        changed = _signature(stat) != _signature(item.path.stat())
+    except OSError as exc:
+        return Skipped(item.rel, f"cannot read: {exc.strerror}")
+    if changed:
+        return Skipped(item.rel, "still being written (it changed while it was read)")
+    if sweep.reviewed.get(item.rel) == content_hash(raw):
+        return Skipped(item.rel, "needs review (unchanged since it was flagged)")
+    quiet, age = _quiet_for(sweep, item.rel, stat)
+    if quiet < settings.settle_seconds and item.rel not in sweep.options.overdue:
+        return Skipped(item.rel, _unsettled(age, quiet))
+    candidate = cand.build(raw, item.rel, item.agent, sweep.rules)
+    waiting = _still_arriving(candidate, raw, quiet, settings.settle_ceiling_seconds)
+    if waiting and item.rel not in sweep.options.overdue:
+        return Skipped(item.rel, waiting)
+    return candidate
+
+
+def _unreadable(sweep: Sweep, item: CandidateFile, exc: Exception) -> cand.Candidate | Skipped:
+    """A file whose reading raised: a bare candidate (its bytes, no frontmatter) that `_settle`
+    flags needs_review with the reason, so a person sees it and later sweeps pass it by."""
+    reason = f"internal error while reading: {one_line(exc)}"
+    try:
+        raw = item.path.read_bytes()
+    except OSError as again:
+        return Skipped(item.rel, f"cannot read: {again.strerror or again}")
+    sweep.broken[item.rel] = reason
+    note = Note(text=raw.decode("utf-8", errors="replace"), problem=reason)
+    return cand.Candidate(
+        inbox_path=item.rel,
+        agent=item.agent,
+        note=note,
+        digest=content_hash(raw),
+        surface=None,
+        target=None,
+        key_problem=None,
+        missing=(),
+        raw=raw,
+    )
+
+
+def _signature(stat: os.stat_result) -> tuple[int, int, int]:
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _quiet_for(sweep: Sweep, rel: str, stat: os.stat_result) -> tuple[float, float]:
+    """(seconds the file is known unchanged, its mtime's age by the clock).
+
+    Known unchanged: since its mtime, unless that is in the future (a sync peer's skewed
+    clock, a shifted test clock), or since sweeps first saw it with this size and mtime,
+    whichever is longer. A file the watcher saw quiet for the settle window counts as such.
+    """
+    now = sweep.options.clock.timestamp()
+    age = now - stat.st_mtime
+    seen = sweep.sightings.get(rel)
+    if seen is None or not seen.same(stat.st_size, stat.st_mtime_ns) or seen.seen > now:
+        seen = sweep.sightings[rel] = stores.Sighting(stat.st_size, stat.st_mtime_ns, now)
+    watched = sweep.rules.settings.settle_seconds if rel in sweep.options.observed and age < 0 else 0.0
+    return max(age, now - seen.seen, watched), age
+
+
+def _unsettled(age: float, quiet: float) -> str:
+    if age >= 0:
+        return f"still being written (modified {age:.1f}s ago)"
+    return f"still being written (its mtime is {-age:.0f}s in the future; unchanged for {quiet:.0f}s)"
+
+
+def _still_arriving(candidate: cand.Candidate, raw: bytes, quiet: float, ceiling: float) -> str | None:
+    """An empty file or an unclosed frontmatter waits, up to the ceiling (then needs_review)."""
+    if (not raw.strip() or candidate.note.unclosed) and quiet < ceiling:
+        return "empty file, waiting for its content" if not raw.strip() else "frontmatter not closed yet"
+    return None
+
+
+def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> Action | Failure:
+    """Decide, compose and apply one candidate inside its own boundary (design §6, invariant 6):
+    reading the vault or writing it may fail, and a bug may raise anything; either fails this
+    candidate only, and the sweep goes on. Only an index that cannot be opened at all (every
+    candidate would fail alike) stops the sweep."""
+    sweep.stage = "deciding"
+    try:
+        decision = _forced(sweep, candidate)
+        if decision is None:
+            _, decision = _decide(sweep, candidate, verdict)
+        sweep.stage = "composing"
+        return APPLY[decision.verdict](sweep, candidate, decision)
+    except (OSError, writer.Conflict, UnsafePath) as exc:
+        return Failure(candidate.inbox_path, _describe(exc, (sweep.root / candidate.inbox_path).exists()))
+    except IndexUnavailable:
+        raise
+    except Exception as exc:
+        return _internal(sweep, candidate, exc)
+
+
+def _forced(sweep: Sweep, candidate: cand.Candidate) -> Decision | None:
+    """A verdict known before deciding: unreadable, never settled, or empty."""
+    if candidate.inbox_path in sweep.broken:
+        return Decision("needs_review", sweep.broken[candidate.inbox_path])
+    if candidate.inbox_path in sweep.options.overdue:
+        ceiling = sweep.rules.settings.settle_ceiling_seconds
+        return Decision("needs_review", f"never settled: still changing after the settle ceiling ({ceiling:g}s)")
+    if not candidate.note.text.strip() and not candidate.note.problem:
+        return Decision("needs_review", "empty file")
+    return None
+
+
+def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception) -> Action | Failure:
+    """A bug met while deciding or composing this candidate makes it needs_review, with a one-line
+    reason ('internal error while deciding: ValueError: …'). Met while writing (the journal's open
+    action is then recovery's to finish or undo), or when flagging fails too, it is an error entry
+    in the result and a record in the journal; the file is never lost either way."""
+    reason = f"internal error while {sweep.stage}: {one_line(exc)}"
+    if sweep.stage != "writing":
+        try:
+            return _review(sweep, candidate, Decision("needs_review", reason))
+        except Exception as again:
+            reason += f"; flagging it failed too: {one_line(again)}"
+    still_there = (sweep.root / candidate.inbox_path).exists()
+    record = {"event": "error", "run": sweep.run_id, "inbox": candidate.inbox_path, "inbox_hash": candidate.digest}
+    if not sweep.dry_run:
+        with contextlib.suppress(Exception):  # the result still carries it
+            sweep.journal.append({**record, "error": reason})
+    return Failure(candidate.inbox_path, _describe(RuntimeError(reason), still_there))
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """`ValueError: …` on one printable line (a reason is written into the file and shown)."""
+    text = printable(f"{type(exc).__name__}: {exc}")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _decide(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> tuple[Facts, Decision]:
+    """Similarity is asked only of candidates no drop rule takes (no drop rule may name it)."""
+    facts = gather_facts(candidate, sweep.querier, neighbours=False)
+    decision = decide(candidate, sweep.rules, facts, verdict)
+    if decision.verdict != "drop":
+        facts = with_neighbours(facts, candidate, sweep.querier)
+        decision = decide(candidate, sweep.rules, facts, verdict)
+    return facts, decision
+
+
+def _describe(exc: BaseException, still_there: bool = True) -> str:
+    what = f"{exc.strerror} ({type(exc).__name__})" if isinstance(exc, OSError) and exc.strerror else str(exc)
+    if still_there:
+        return f"{what}; left in the inbox"
+    return f"{what} after the inbox file was removed; the next sweep checks its destination is durable"
+
+
+def _begin(
+    sweep: Sweep,
+    candidate: cand.Candidate,
+    decision: Decision,
+    dest: str | None,
+    after: str | None,
+    before: str | None = None,
+) -> int:
+    """Journal the action (fsynced) before any of its effects: recovery starts from this."""
+    sweep.seq += 1
+    sweep.journal.append(
+        {
+            "event": "begin",
+            "run": sweep.run_id,
+            "seq": sweep.seq,
+            "inbox": candidate.inbox_path,
+            "inbox_hash": candidate.digest,
+            "verdict": decision.verdict,
+            "reason": decision.reason,
+            "rule": decision.rule,
+            "contradiction": decision.contradiction,  # what `status` lists: the curator's word, not the file's
+            "dest": dest,
+            "before_hash": before,
+            "after_hash": after,
+        }
+    )
+    return sweep.seq
+
+
+def _end(sweep: Sweep, seq: int, ok: bool = True, error: str | None = None, dest: str | None = None) -> None:
+    """A lost end record costs nothing: recovery finds the action open and checks the files."""
+    record: dict[str, object] = {"event": "end", "run": sweep.run_id, "seq": seq, "ok": ok}
+    if error:
+        record["error"] = error
+    if dest:
+        record["dest"] = dest
+    with contextlib.suppress(OSError):
+        sweep.journal.append(record)
+
+
+def _journalled(
+    sweep: Sweep,
+    candidate: cand.Candidate,
+    decision: Decision,
+    dest: str | None,
+    after: bytes | None,
+    effect: Callable[[], T],
+    before: str | None = None,
+) -> T:
+    """Run `effect` between a begin and an end record; a failure is journalled and re-raised.
+
+    `dest` is where the result goes (a drop's may move on to a suffixed name: `effect` then
+    returns the path it used); `before` is the hash of a durable note being replaced.
+    """
+    keep_inbox_bytes(sweep.state, candidate)
+    seq = _begin(sweep, candidate, decision, dest, content_hash(after) if after is not None else None, before)
+    sweep.stage = "writing"  # from here on, a failure leaves what recovery finishes or undoes
+    try:
+        done = effect()
+    except BaseException as exc:
+        _end(sweep, seq, ok=False, error=str(exc))
+        raise
+    _end(sweep, seq, dest=relpath(sweep.root, done) if isinstance(done, Path) else None)
+    return done
+
+
+def _action(
+    candidate: cand.Candidate, decision: Decision, moved_to: str | None = None, diff: str | None = None
+) -> Action:
+    """What was done, as the decision said it (the JSON shows only the keys each verdict has)."""
+    return Action(
+        candidate.inbox_path,
+        decision.verdict,
+        decision.surface,
+        decision.reason,
+        target_path=decision.target,
+        criteria=decision.criteria,
+        rule=decision.rule,
+        contradiction=decision.contradiction,
+        moved_to=moved_to,
+        diff=diff,
+    )
+
+
+def _promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+    assert decision.target is not None
+    if safe_join(sweep.root, decision.target).is_symlink():
+        why = f"cannot promote to {decision.target}: {SYMLINK}"
+        return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
+    text = compose.promoted_text(candidate, sweep.now)
+    if not sweep.dry_run:
+        data = text.encode("utf-8")
+        dest = safe_join(sweep.root, decision.target)
+        inbox = safe_join(sweep.root, candidate.inbox_path)
+
+        def effect() -> None:
+            writer.create(dest, data)
+            writer.remove(inbox, candidate.digest)
+
+        _journalled(sweep, candidate, decision, decision.target, data, effect)
+    sweep.querier.stage(decision.target, text)
+    return _action(candidate, decision)
+
+
+SYMLINK = "it is a symlink, which the curator never follows nor replaces"
+
+
+def _drop(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+    name = compose.dropped_name(Path(candidate.inbox_path).stem, sweep.now)
+    data = compose.dropped_text(candidate.raw, decision.reason, sweep.now)
+    wanted = safe_join(sweep.root, f"_inbox/.dropped/{candidate.agent}/{name}")
+    moved = relpath(sweep.root, writer.free_name(wanted))
+    if not sweep.dry_run:
+        inbox = safe_join(sweep.root, candidate.inbox_path)
+
+        def effect() -> Path:
+            placed = writer.create_unique(wanted, data)  # the free name is chosen at the link
+            writer.remove(inbox, candidate.digest)
+            return placed
+
+        placed = _journalled(sweep, candidate, decision, relpath(sweep.root, wanted), data, effect)
+        moved = relpath(sweep.root, placed)
+    return _action(candidate, decision, moved_to=moved)
+
+
+def _review(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+    data = compose.review_bytes(candidate.raw, decision.reason, sweep.now)
+    if not sweep.dry_run:
+        path = safe_join(sweep.root, candidate.inbox_path)
+        _journalled(
+            sweep,
+            candidate,
+            decision,
+            candidate.inbox_path,
+            data,
+            lambda: writer.replace(path, data, candidate.digest),
+        )
+        sweep.reviewed[candidate.inbox_path] = content_hash(data)
+    return _action(candidate, decision)
+
+
+def _patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+    """Merge into the note (docs/merge.md), compare-and-swap on the note's bytes, then remove
+    the inbox file. The pre-image is kept in the state directory for `undo`."""
+    assert decision.target is not None
+    if safe_join(sweep.root, decision.target).is_symlink():
+        return _unpatched(sweep, candidate, decision, SYMLINK)
+    old = _note_bytes(sweep, decision.target)
+    try:
+        text = old.decode("utf-8")
+    except UnicodeDecodeError:
+        return _unpatched(sweep, candidate, decision, "the note is not UTF-8 text")
+    frontmatter = parse(text).frontmatter
+    if decision.by_judge and not judge_may_change(decision.target, frontmatter, sweep.rules):
+        why = f"the judge named {decision.target}, which {NOT_ITS_NOTE}"
+        return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
+    owned = curator_owned(decision.target, frontmatter, sweep.rules)
+    if not owned and decision.target not in sweep.confirmed:  # the person's: never modified (design §3)
+        why = f"matches the person's note {decision.target}"
+        return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
+    merged = merge.merge(text, candidate, sweep.now, person=not owned)  # a person's write keeps it theirs
+    if merged.refused or not merged.changed:
+        return _unpatched(sweep, candidate, decision, merged.refused or "it adds nothing", merged.contradiction)
+    data = merged.text.encode("utf-8")
+    if not sweep.dry_run:
+        before = stores.save_preimage(sweep.state, old)
+        dest = safe_join(sweep.root, decision.target)
+        inbox = safe_join(sweep.root, candidate.inbox_path)
+
+        def effect() -> None:
+            writer.replace(dest, data, before)
+            writer.remove(inbox, candidate.digest)
+
+        _journalled(sweep, candidate, decision, decision.target, data, effect, before=before)
+    sweep.querier.stage(decision.target, merged.text)
+    diff = merge.note_diff(decision.target, text, merged.text) if sweep.dry_run else None
+    return _action(candidate, decision, diff=diff)
+
+
+def _note_bytes(sweep: Sweep, rel: str) -> bytes:
+    """The note as it is on disk; in a dry run, as this sweep would have left it."""
+    if sweep.dry_run:
+        staged = sweep.querier.note_at(rel)
+        if staged is not None:
+            return staged.text.encode("utf-8")
+    return safe_join(sweep.root, rel).read_bytes()
+
+
+def _unpatched(sweep: Sweep, candidate: cand.Candidate, decision: Decision, why: str, flag: bool = False) -> Action:
+    reason = f"cannot patch {decision.target}: {why}"
+    return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=reason, contradiction=flag))
+
+
+def keep_inbox_bytes(state: Path, candidate: cand.Candidate) -> None:
+    """The candidate's bytes as they were decided, in the same store, so `undo` can put the
+    exact original back in the inbox."""
+    stores.save_preimage(state, candidate.raw)
+
+
+APPLY: dict[str, Callable[[Sweep, cand.Candidate, Decision], Action]] = {
+    "promote": _promote,
+    "patch": _patch,
+    "drop": _drop,
+    "needs_review": _review,
+}

@@ -1,0 +1,149 @@
+"""Pure text builders for what a sweep writes: a promoted note, a dropped copy, a
+needs-review candidate. Text in, text out; the writer puts the bytes on disk."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from memory_curator.core.candidate import Candidate
+from memory_curator.core.conditions import is_present
+from memory_curator.core.names import printable, slugify
+from memory_curator.core.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
+from memory_curator.core.ownership import claims
+from memory_curator.core.text import iso
+
+REVIEW_TAG = "needs-review"
+DROP_MARK = "> 🗑 dropped by memory-curator: "
+REVIEW_MARK = "> ⚠ curator uncertainty: "
+
+
+def provenance(candidate: Candidate, now: dt.datetime) -> dict[str, Any]:
+    """Where a curated note came from. The inbox path is shown escaped (`vault.printable`): a name
+    that is not UTF-8 or holds control characters would make the note's YAML unreadable; the
+    hash is what identifies the candidate."""
+    entry: dict[str, Any] = {
+        "inbox": printable(candidate.inbox_path),
+        "sha256": candidate.digest.removeprefix("sha256:"),
+    }
+    entry["curated_at"] = now
+    entry.update(claims(candidate.frontmatter))  # "a person wrote me": the inbox file's claim, kept here only
+    return entry
+
+
+# the only keys a promote may change (docs/merge.md); source_skill and author only when they claim a person
+PROMOTE_OWNS = ("tags", "curated_from", "source_skill", "author")
+
+
+def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
+    """The candidate's own text as a durable note: every key keeps its bytes but the ones a
+    promote owns (tags without `#` or `needs-review`; `curated_from` added; the inbox file's
+    `source_skill: human` / `author: user` moved into it), body unchanged."""
+    text = strip_review_mark(candidate.note.text)  # a person promoting a flagged item
+    claimed = claims(candidate.frontmatter)
+
+    def own(data: CommentedMap) -> None:
+        for key in claimed:
+            data.pop(key, None)
+        tags = data.get("tags")
+        written = [str(t) for t in tags] if isinstance(tags, list) else None
+        if is_present(tags) and _clean_tags(tags) != written:
+            data["tags"] = CommentedSeq(_clean_tags(tags))
+            if not data["tags"]:
+                del data["tags"]
+        data["curated_from"] = CommentedSeq([CommentedMap(provenance(candidate, now))])
+
+    try:
+        return edit_frontmatter(text, own)
+    except (NotEditable, YAMLError):  # what PyYAML reads and ruamel cannot round-trip
+        fm = {k: v for k, v in spelled(candidate.note).items() if k not in ("tags", "curated_from", *claimed)}
+        tags = _clean_tags(candidate.frontmatter.get("tags"))
+        fm.update({"tags": tags} if tags else {})
+        fm["curated_from"] = [provenance(candidate, now)]
+        return render(fm, strip_review_mark(candidate.note.body), candidate.note.newline)
+
+
+def _clean_tags(value: Any) -> list[str]:
+    tags = [norm_tag(t) for t in (value if isinstance(value, list) else str(value or "").replace(",", " ").split())]
+    return [t for t in dict.fromkeys(tags) if t and t != REVIEW_TAG]
+
+
+def dropped_name(stem: str, now: dt.datetime) -> str:
+    return f"{now.astimezone(dt.UTC).strftime('%Y-%m-%dT%H-%M-%S')}-{slugify(stem) or 'note'}.md"
+
+
+def dropped_text(raw: bytes, reason: str, now: dt.datetime) -> bytes:
+    """The original bytes, untouched, plus one audit line."""
+    text = raw.decode("utf-8", errors="surrogateescape")
+    line = f"{DROP_MARK}{reason} ({iso(now)})"
+    return append_line(text, line).encode("utf-8", errors="surrogateescape")
+
+
+def review_text(text: str, reason: str, now: dt.datetime) -> str:
+    """Tag `needs-review` (no `#`) and append the uncertainty line, replacing an older one.
+
+    When the frontmatter cannot be edited safely, only the line is appended.
+    """
+    body = _strip_trailing_marks(text, REVIEW_MARK)
+    with contextlib.suppress(NotEditable):
+        body = edit_frontmatter(body, _add_review_tag)
+    return append_line(body, f"{REVIEW_MARK}{reason} ({iso(now)})")
+
+
+def with_review_tag(text: str) -> str:
+    """`text` tagged `needs-review`; unchanged when the frontmatter cannot be edited safely."""
+    with contextlib.suppress(NotEditable):
+        return edit_frontmatter(text, _add_review_tag)
+    return text
+
+
+def review_bytes(raw: bytes, reason: str, now: dt.datetime) -> bytes:
+    """`review_text` for bytes; a file that is not UTF-8 keeps every byte and gets only the line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        line = f"{REVIEW_MARK}{reason} ({iso(now)})"
+        return append_line(raw.decode("utf-8", "surrogateescape"), line).encode("utf-8", "surrogateescape")
+    return review_text(text, reason, now).encode("utf-8")
+
+
+def _add_review_tag(data: CommentedMap) -> None:
+    tags = data.get("tags")
+    if tags is None or tags == "":
+        seq = CommentedSeq([REVIEW_TAG])
+        data["tags"] = seq
+    elif isinstance(tags, list):
+        if REVIEW_TAG not in [norm_tag(t) for t in tags]:
+            tags.append(REVIEW_TAG)
+    elif REVIEW_TAG not in [norm_tag(t) for t in str(tags).replace(",", " ").split()]:
+        data["tags"] = CommentedSeq([*[t for t in str(tags).replace(",", " ").split() if t], REVIEW_TAG])
+
+
+def _strip_trailing_marks(text: str, mark: str) -> str:
+    """Remove our own marker lines at the very end of the text (and blank lines before them)."""
+    lines = text.splitlines(keepends=True)
+    changed = False
+    while lines and (lines[-1].startswith(mark) or (changed and not lines[-1].strip())):
+        lines.pop()
+        changed = True
+    return "".join(lines) if changed else text
+
+
+def strip_drop_mark(text: str) -> str:
+    return _strip_trailing_marks(text, DROP_MARK)
+
+
+def strip_review_mark(text: str) -> str:
+    """A candidate's body without the uncertainty line an earlier sweep appended."""
+    return _strip_trailing_marks(text, REVIEW_MARK)
+
+
+def has_review_tag(frontmatter: Mapping[str, Any]) -> bool:
+    tags = frontmatter.get("tags")
+    items = tags if isinstance(tags, list) else str(tags or "").replace(",", " ").split()
+    return REVIEW_TAG in [norm_tag(t) for t in items]

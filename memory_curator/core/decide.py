@@ -1,0 +1,256 @@
+"""The decision core: one verdict per candidate, from the rules and the querier's facts.
+
+Pure: no I/O. Order (design §3): drop rules (ANY) -> patch -> promote (ALL criteria) ->
+needs_review. Uncertainty never becomes a drop: a drop always names the rule that made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeGuard
+
+from memory_curator.core.candidate import Candidate
+from memory_curator.core.conditions import Cond, Subject, evaluate
+from memory_curator.core.facts import Facts
+from memory_curator.core.ownership import claims
+from memory_curator.core.rules import Criterion, DropRule, Rules
+
+Verdict = Literal["promote", "patch", "drop", "needs_review"]
+Value = bool | None  # a criterion's value; None is undecided
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    """What the judge said about one candidate, already validated and mapped to paths."""
+
+    criteria: Mapping[str, Value] = field(default_factory=dict)
+    relation: str = "distinct"  # distinct / duplicate / extends / supersedes / contradicts
+    target: str | None = None
+    drop_rule: str | None = None
+    reason: str = ""
+    failure: str | None = None  # why the judge could not answer for this candidate
+    audit: Mapping[str, Any] = field(default_factory=dict)  # model, prompt version, raw answer: for the journal
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    reason: str
+    surface: str | None = None
+    target: str | None = None
+    rule: str | None = None
+    criteria: Mapping[str, Value] = field(default_factory=dict)
+    contradiction: bool = False
+    explanation: tuple[str, ...] = ()
+    by_judge: bool = False  # the judge named `target` (a patch or a duplicate): `ownership.judge_may_change`
+
+
+def subject_of(candidate: Candidate, facts: Facts) -> Subject:
+    """What the conditions see. An inbox file's own `source_skill: human` / `author: user` is
+    hidden: anything that arrives through `_inbox/` is agent-written (design §3)."""
+    hidden = claims(candidate.frontmatter)
+    fields: dict[str, Any] = {k: v for k, v in candidate.frontmatter.items() if k not in hidden}
+    fields["body"] = candidate.note.body
+    fields["agent"] = candidate.agent
+    fields["surface"] = candidate.surface.name if candidate.surface else None
+    required_ok = candidate.surface is not None and not candidate.missing and candidate.key_problem is None
+    return Subject(fields, frozenset(candidate.tags), facts.as_conditions(required_ok))
+
+
+def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict | None = None) -> Decision:
+    surface = candidate.surface.name if candidate.surface else None
+    if candidate.note.problem:
+        return Decision("needs_review", candidate.note.problem, surface)
+    subject = subject_of(candidate, facts)
+    dropped = _drop(candidate, rules, facts, subject, judge)
+    if dropped is not None:
+        return dropped
+    if candidate.surface is None:
+        kind = candidate.frontmatter.get("type")
+        why = f"unknown type {kind!r}" if kind else "no type, and not an entity/predicate fact"
+        return Decision("needs_review", f"the surface cannot be inferred: {why}")
+    criteria = evaluate_criteria(rules.criteria, subject, judge)
+    named = _judge_relation(candidate, rules, judge, criteria)
+    if named is not None:
+        return named
+    if facts.existing is not None and facts.comparison is not None and facts.comparison.additions:
+        return _patch(candidate, facts, criteria)
+    if all(criteria.get(c.name) is True for c in rules.criteria):
+        reason = " + ".join(c.label for c in rules.criteria) + _judge_said(judge)
+        return Decision("promote", reason, surface, candidate.target, criteria=criteria)
+    failure = f"; {judge.failure}" if judge is not None and judge.failure else ""
+    return Decision(
+        "needs_review",
+        _review_reason(candidate, rules, criteria, facts) + failure,
+        surface,
+        candidate.target,
+        criteria=criteria,
+    )
+
+
+def _drop(
+    candidate: Candidate, rules: Rules, facts: Facts, subject: Subject, judge: JudgeVerdict | None
+) -> Decision | None:
+    for rule in rules.drop_rules:
+        if _rule_matches(rule, subject, judge):
+            surface = candidate.surface.name if candidate.surface else None
+            return Decision(
+                "drop",
+                _reason(rule, facts),
+                surface,
+                rule=rule.id,
+                explanation=(rule.when.text,) if rule.when else ("cited by the judge",),
+            )
+    return _judge_duplicate(candidate, rules, judge)
+
+
+KNOWN_RULE = "known-unchanged"  # the "already known" rule a judge-found duplicate is dropped by
+
+
+def _judge_duplicate(candidate: Candidate, rules: Rules, judge: JudgeVerdict | None) -> Decision | None:
+    """A paraphrase of a note the judge was shown is already known. A vault that renamed the
+    rule keeps the candidate (see `_judge_relation`): no drop without a rule to name."""
+    rule = rules.drop_rule(KNOWN_RULE)
+    if not _usable(judge) or judge.relation != "duplicate" or not judge.target or rule is None:
+        return None
+    return Decision(
+        "drop",
+        rule.reason.replace("{note}", judge.target) + _judge_said(judge),
+        candidate.surface.name if candidate.surface else None,
+        rule=rule.id,
+        explanation=(f"the judge found a duplicate of {judge.target}",),
+        by_judge=True,
+    )
+
+
+def _usable(judge: JudgeVerdict | None) -> TypeGuard[JudgeVerdict]:
+    return judge is not None and judge.failure is None
+
+
+def _judge_said(judge: JudgeVerdict | None) -> str:
+    return f" (judge: {judge.reason})" if _usable(judge) and judge.reason else ""
+
+
+def _rule_matches(rule: DropRule, subject: Subject, judge: JudgeVerdict | None) -> bool:
+    if rule.judge_only:
+        return judge is not None and judge.failure is None and judge.drop_rule == rule.id
+    return rule.when is not None and evaluate(rule.when, subject)
+
+
+def _reason(rule: DropRule, facts: Facts) -> str:
+    note = (facts.existing.path if facts.existing else None) or facts.duplicate_of or "?"
+    return rule.reason.replace("{note}", note)
+
+
+def evaluate_criteria(
+    criteria: tuple[Criterion, ...], subject: Subject, judge: JudgeVerdict | None
+) -> dict[str, Value]:
+    """Three-valued: fail -> False, undecided -> None, pass -> True, else `otherwise`.
+    The judge may settle a criterion the conditions left undecided, never overrule one."""
+    out: dict[str, Value] = {}
+    for criterion in criteria:
+        value = criterion_value(criterion, subject)
+        if value is None and judge is not None and judge.failure is None:
+            value = judge.criteria.get(criterion.name)
+        out[criterion.name] = value
+    return out
+
+
+def criterion_value(criterion: Criterion, subject: Subject) -> Value:
+    checks: list[tuple[Cond | None, Value]] = [
+        (criterion.fail, False),
+        (criterion.undecided, None),
+        (criterion.passes, True),
+    ]
+    for cond, value in checks:
+        if cond is not None and evaluate(cond, subject):
+            return value
+    return {"pass": True, "fail": False, "undecided": None}[criterion.otherwise]
+
+
+def _patch(candidate: Candidate, facts: Facts, criteria: dict[str, Value]) -> Decision:
+    existing, comparison = facts.existing, facts.comparison
+    assert existing is not None and comparison is not None
+    surface = candidate.surface.name if candidate.surface else None
+    if not existing.curator_owned:  # the person's note: a sweep never changes it (design §3)
+        flag = comparison.value_changed
+        why = f"matches the person's note {existing.path}" + (" (contradiction: the values differ)" if flag else "")
+        return Decision("needs_review", why, surface, existing.path, criteria=criteria, contradiction=flag)
+    if comparison.contradiction:
+        why = f"contradiction: a different value for {existing.path} with no newer observation time"
+        return Decision("needs_review", why, surface, existing.path, criteria=criteria, contradiction=True)
+    added = ", ".join(comparison.additions)
+    return Decision("patch", f"adds {added} to {existing.path}", surface, existing.path, criteria=criteria)
+
+
+def _judge_relation(
+    candidate: Candidate, rules: Rules, judge: JudgeVerdict | None, criteria: dict[str, Value]
+) -> Decision | None:
+    """What the judge said about the notes it was shown. A contradiction is kept and flagged,
+    never dropped or patched; extends/supersedes patch that note (the merge keeps the old
+    value in history); a drop rule the fields do not meet is a person's call."""
+    if not _usable(judge):
+        return None
+    surface = candidate.surface.name if candidate.surface else None
+    said = _judge_said(judge)
+    if judge.relation == "contradicts":
+        why = f"contradiction: contradicts {judge.target or 'a note'}" + (f" ({judge.reason})" if judge.reason else "")
+        return Decision("needs_review", why, surface, judge.target, criteria=criteria, contradiction=True)
+    if judge.relation == "duplicate":
+        why = f"the judge found a duplicate of {judge.target}, but the rules have no {KNOWN_RULE!r} drop rule{said}"
+        return Decision("needs_review", why, surface, candidate.target, criteria=criteria)
+    if judge.relation in ("extends", "supersedes") and judge.target:
+        why = f"{judge.relation} {judge.target}{said}"
+        return Decision("patch", why, surface, judge.target, criteria=criteria, by_judge=True)
+    if judge.drop_rule:
+        why = f"the judge cited drop rule {judge.drop_rule!r}, but its condition does not hold{said}"
+        return Decision("needs_review", why, surface, candidate.target, criteria=criteria)
+    return None
+
+
+def _review_reason(candidate: Candidate, rules: Rules, criteria: Mapping[str, Value], facts: Facts) -> str:
+    parts: list[str] = []
+    for criterion in rules.criteria:
+        value = criteria.get(criterion.name)
+        if value is True:
+            continue
+        detail = _detail(criterion.name, candidate, facts)
+        state = "undecided" if value is None else "not"
+        parts.append(f"{criterion.label} {state}" if value is None else f"{state} {criterion.label}")
+        if detail:
+            parts[-1] += f" ({detail})"
+    return "; ".join(parts) or "no criterion failed, yet not all passed"
+
+
+def _detail(name: str, candidate: Candidate, facts: Facts) -> str:
+    if name == "specific":
+        if candidate.key_problem:
+            return candidate.key_problem
+        if candidate.missing:
+            return "missing " + ", ".join(candidate.missing)
+    if name == "novel":
+        if facts.existing is not None:
+            return f"a note with this key exists: {facts.existing.path}"
+        if facts.duplicate_of:
+            return f"exact duplicate of {facts.duplicate_of}"
+        if facts.near_duplicate and facts.neighbours:
+            return f"near-duplicate of {facts.neighbours[0].path}"
+    return ""
+
+
+def explain(candidate: Candidate, rules: Rules, facts: Facts) -> list[str]:
+    """Every drop rule and criterion as the rules file wrote it, with its outcome."""
+    subject = subject_of(candidate, facts)
+    lines = [f"facts: {', '.join(k for k, v in subject.facts.items() if v) or 'none'}"]
+    for rule in rules.drop_rules:
+        if rule.judge_only:
+            lines.append(f"drop {rule.id}: judge only")
+            continue
+        assert rule.when is not None
+        lines.append(f"drop {rule.id}: {'MATCH' if evaluate(rule.when, subject) else 'no'}  ({rule.when.text})")
+    for criterion in rules.criteria:
+        value = criterion_value(criterion, subject)
+        shown = {True: "pass", False: "fail", None: "undecided"}[value]
+        lines.append(f"criterion {criterion.name}: {shown}")
+    return lines

@@ -1,0 +1,119 @@
+"""The vault querier: what the vault already knows about a candidate.
+
+`Querier` is the interface the sweep asks; `FileQuerier` answers exact-key questions by
+reading the note at the candidate's key path (the surface's path template). The FTS5
+index (`index_querier.IndexQuerier`) answers the same questions plus duplicates and neighbours.
+An overlay makes notes written earlier in the same sweep (or planned, in a dry run)
+visible to later candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from memory_curator.core import merge
+from memory_curator.core.candidate import Candidate
+from memory_curator.core.notes import Note, all_tags, wikilinks
+from memory_curator.core.rules import Rules, Settings
+
+
+@dataclass(frozen=True)
+class ExistingNote:
+    path: str
+    text: str
+    note: Note
+    curator_owned: bool  # False: the person's note, never changed by a sweep (`ownership`)
+
+    @property
+    def frontmatter(self) -> Mapping[str, Any]:
+        return self.note.frontmatter
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A note close to a candidate; `score` is BM25 scaled to 0..1 (docs/architecture.md)."""
+
+    path: str
+    title: str
+    score: float
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The querier facts a rule condition can name, plus what explains them."""
+
+    exact_key_exists: bool = False
+    known_unchanged: bool = False
+    exact_duplicate: bool = False
+    near_duplicate: bool = False
+    links_to_durable_note: bool = False
+    existing: ExistingNote | None = None
+    comparison: merge.Comparison | None = None
+    duplicate_of: str | None = None
+    neighbours: tuple[Neighbour, ...] = ()
+
+    def as_conditions(self, required_present: bool) -> dict[str, bool]:
+        return {
+            "exact_key_exists": self.exact_key_exists,
+            "known_unchanged": self.known_unchanged,
+            "exact_duplicate": self.exact_duplicate,
+            "near_duplicate": self.near_duplicate,
+            "links_to_durable_note": self.links_to_durable_note,
+            "required_fields_present": required_present,
+        }
+
+
+class Querier(Protocol):
+    def note_at(self, rel: str) -> ExistingNote | None: ...
+
+    def duplicate_of(self, candidate: Candidate) -> str | None: ...
+
+    def neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]: ...
+
+    def links_to_durable(self, links: list[str]) -> bool: ...
+
+    def stage(self, rel: str, text: str | None) -> None: ...
+
+
+def gather_facts(
+    candidate: Candidate, querier: Querier, settings: Settings | None = None, neighbours: bool = True
+) -> Facts:
+    """Ask the querier everything the rules may name about this candidate.
+
+    `neighbours=False` leaves out the costly similarity question (see `with_neighbours`);
+    no drop rule can name it, so a sweep asks it only of candidates that are not dropped.
+    """
+    existing = querier.note_at(candidate.target) if candidate.target else None
+    comparison = None
+    if existing is not None:
+        comparison = merge.compare(existing.frontmatter, all_tags(existing.note), candidate.frontmatter, candidate.tags)
+    duplicate = querier.duplicate_of(candidate)
+    if existing is not None and duplicate == existing.path:
+        duplicate = None
+    facts = Facts(
+        exact_key_exists=existing is not None,
+        known_unchanged=comparison is not None and not comparison.additions,
+        exact_duplicate=duplicate is not None,
+        links_to_durable_note=querier.links_to_durable(wikilinks(candidate.note.body)),
+        existing=existing,
+        comparison=comparison,
+        duplicate_of=duplicate,
+    )
+    return with_neighbours(facts, candidate, querier, settings) if neighbours else facts
+
+
+def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settings: Settings | None = None) -> Facts:
+    """Add the nearest notes and `near_duplicate`, asked only while novelty is still open: no
+    note with the key, no exact duplicate, a surface, and frontmatter that parses. `settings`
+    (default: the querier's rules) gives their number and the near-duplicate score."""
+    if facts.existing is not None or facts.duplicate_of or candidate.surface is None or candidate.note.problem:
+        return facts
+    if settings is None:
+        rules = getattr(querier, "rules", None)
+        settings = rules.settings if isinstance(rules, Rules) else Settings()
+    found = tuple(querier.neighbours(candidate, settings.neighbours))
+    near = any(n.score >= settings.near_duplicate_score for n in found)
+    return replace(facts, neighbours=found, near_duplicate=near)

@@ -1,0 +1,525 @@
+"""Patch semantics, pure: what a candidate adds to an existing note, and (in `merge`) the
+new note text. Nothing here reads or writes files."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import difflib
+import re
+import string
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+
+from memory_curator.core.candidate import Candidate
+from memory_curator.core.compose import provenance, strip_review_mark
+from memory_curator.core.notes import (
+    Note,
+    NotEditable,
+    all_tags,
+    as_list,
+    edit_frontmatter,
+    norm_tag,
+    parse,
+    plain,
+    spelled,
+)
+from memory_curator.core.ownership import claims, marked_human
+
+SET_FIELDS = ("participants", "aliases", "roles")
+IGNORED_TAGS = {"needs-review"}
+_TRACKING = re.compile(r"^(utm_.*|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|igshid|si)$", re.IGNORECASE)
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a candidate would add to a note with the same key."""
+
+    sources: tuple[str, ...]
+    tags: tuple[str, ...]
+    participants: tuple[str, ...]
+    aliases: tuple[str, ...]
+    value_changed: bool
+    order: str  # "newer", "older", "unknown": the candidate's observation vs the note's
+    roles: tuple[str, ...] = ()
+
+    @property
+    def additions(self) -> tuple[str, ...]:
+        out = [f"source {s}" for s in self.sources]
+        out += [f"tag {t}" for t in self.tags]
+        out += [f"participant {p}" for p in self.participants]
+        out += [f"alias {a}" for a in self.aliases]
+        out += [f"role {r}" for r in self.roles]
+        if self.value_changed:
+            out.append("a changed value")
+        return tuple(out)
+
+    @property
+    def contradiction(self) -> bool:
+        """A different value whose time cannot say which one is current."""
+        return self.value_changed and self.order == "unknown"
+
+
+def norm_text(value: Any) -> str:
+    """Case, accents, whitespace and punctuation folded: 'the same value' as a person means it."""
+    text = unicodedata.normalize("NFKC", str(value)).casefold().translate(_PUNCT)
+    return " ".join(text.split())
+
+
+def norm_url(url: Any) -> str:
+    """Scheme and host case, trailing slash and tracking parameters do not make a new source."""
+    text = str(url).strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text
+    if not parts.scheme or not parts.netloc:
+        return text.rstrip("/")
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)])
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, ""))
+
+
+def sources_of(frontmatter: Mapping[str, Any]) -> list[str]:
+    return [str(s) for s in [*as_list(frontmatter.get("source_url")), *as_list(frontmatter.get("sources"))]]
+
+
+def history_values(frontmatter: Mapping[str, Any]) -> list[Any]:
+    return [h.get("value") for h in as_list(frontmatter.get("history")) if isinstance(h, Mapping)]
+
+
+def history_sources(frontmatter: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for entry in as_list(frontmatter.get("history")):
+        if isinstance(entry, Mapping):
+            out += sources_of(entry)
+    return out
+
+
+def observed(frontmatter: Mapping[str, Any]) -> dt.datetime | None:
+    """When the value was true in the world: observed_at, else captured_at."""
+    for key in ("observed_at", "captured_at"):
+        moment = to_datetime(frontmatter.get(key))
+        if moment is not None:
+            return moment
+    return None
+
+
+def to_datetime(value: Any) -> dt.datetime | None:
+    if isinstance(value, dt.datetime):
+        moment = value
+    elif isinstance(value, dt.date):
+        moment = dt.datetime(value.year, value.month, value.day)
+    elif isinstance(value, str) and value.strip():
+        try:
+            moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    else:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+
+
+def compare(
+    note_fm: Mapping[str, Any],
+    note_tags: Iterable[str],
+    cand_fm: Mapping[str, Any],
+    cand_tags: Iterable[str],
+) -> Comparison:
+    known_sources = {norm_url(s) for s in [*sources_of(note_fm), *history_sources(note_fm)]}
+    new_sources = _new(sources_of(cand_fm), known_sources, norm_url)
+    known_tags = {norm_tag(t) for t in note_tags}
+    new_tags = tuple(t for t in dict.fromkeys(norm_tag(t) for t in cand_tags) if t not in known_tags | IGNORED_TAGS)
+    sets = {
+        name: _new([str(x) for x in as_list(cand_fm.get(name))], {norm_text(x) for x in as_list(note_fm.get(name))})
+        for name in SET_FIELDS
+    }
+    order = _order(note_fm, cand_fm)
+    value_changed = _value_changed(note_fm, cand_fm, order)
+    if value_changed and _blank(note_fm.get("value")):
+        order = "newer"  # a value where the note had none replaces nothing: never a contradiction
+    return Comparison(
+        new_sources, new_tags, sets["participants"], sets["aliases"], value_changed, order, roles=sets["roles"]
+    )
+
+
+def _new(items: Iterable[str], known: set[str], key: Any = norm_text) -> tuple[str, ...]:
+    out: list[str] = []
+    seen = set(known)
+    for item in items:
+        marker = key(item)
+        if marker not in seen:
+            seen.add(marker)
+            out.append(item)
+    return tuple(out)
+
+
+def _blank(value: Any) -> bool:
+    return value is None or value == ""
+
+
+def _value_changed(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any], order: str) -> bool:
+    """A value differs when it is neither current nor in history; a newer observation of a
+    value in history differs too (the fact changed back)."""
+    if _blank(cand_fm.get("value")):
+        return False
+    mine = norm_text(cand_fm["value"])
+    if not _blank(note_fm.get("value")) and mine == norm_text(note_fm["value"]):
+        return False
+    return order == "newer" or mine not in {norm_text(v) for v in history_values(note_fm) if v is not None}
+
+
+def _order(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any]) -> str:
+    mine, theirs = observed(cand_fm), observed(note_fm)
+    if mine is None or theirs is None or mine == theirs:
+        return "unknown"
+    return "newer" if mine > theirs else "older"
+
+
+# --- merge: old note text + candidate -> new note text ---------------------------------------
+
+TIME_KEYS = ("observed_at", "captured_at")
+SOURCE_KEYS = ("source_url", "sources")
+VALUE_GROUP = ("value", *TIME_KEYS, "confidence", *SOURCE_KEYS)  # what travels with a value into history
+MERGED_KEYS = {*VALUE_GROUP, "tags", *SET_FIELDS, "history", "curated_from", "updated_at"}
+# signals, authorship, derived keys: never copied nor reported (`author: user` would make a note a person's)
+SIGNAL_KEYS = {
+    "type",
+    "source_skill",
+    "source_kind",
+    "author",
+    "user_approved",
+    "load_bearing",
+    "surprise",
+    "ephemeral",
+    "slug",  # derived from the title: part of the path, never news
+}
+IDENTITY_KEYS = {"title", "name"}  # never copied into a note; shown in the update section when they differ
+SINGULAR = {"participants": "participant", "aliases": "alias", "roles": "role"}
+
+
+@dataclass(frozen=True)
+class Merged:
+    """The new note text and what changed; `refused` says why nothing was merged."""
+
+    text: str
+    summary: tuple[str, ...] = ()
+    refused: str | None = None
+    contradiction: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.summary)
+
+
+def merge(note_text: str, candidate: Candidate, now: dt.datetime, person: bool = False) -> Merged:
+    """Merge `candidate` into any note's text (its own key path or a neighbour the judge chose).
+
+    Adds what is new and keeps what was there: merging the same candidate twice gives the
+    bytes of merging it once. Refuses (text unchanged) a note a person wrote, a note whose
+    frontmatter cannot be edited safely, and a value contradiction that time cannot settle.
+    Whether the note's *path* makes it the person's (`ownership.curator_owned`) is the
+    caller's check.
+
+    `person=True` is a write a person confirmed into their own note (`review`, `resolve
+    --yes`): a note marked `source_skill: human` / `author: user` is not refused, and neither
+    `curated_from` nor `updated_at` is added, so the note stays the person's.
+    """
+    note = parse(note_text)
+    if note.problem:
+        return Merged(note_text, refused=f"the note cannot be edited safely: {note.problem}")
+    fm = note.frontmatter
+    if not person and marked_human(fm):
+        return Merged(note_text, refused="the note is human-authored")
+    if not isinstance(fm.get("history", []), list | type(None)):
+        return Merged(note_text, refused="the note's history: is not a list")
+    comparison = compare(fm, all_tags(note), candidate.frontmatter, candidate.tags)
+    if comparison.contradiction:
+        why = "contradiction: a different value with no newer or older observation time"
+        return Merged(note_text, refused=why, contradiction=True)
+    edit = _Edit(candidate, comparison, fm, _identity_keys(candidate), provenance=not person)
+    section = _update_section(note, candidate, edit.reported(), now)
+    try:
+        text = edit_frontmatter(note_text, lambda data: edit.apply(data, now, section is not None))
+    except (NotEditable, YAMLError) as exc:  # YAML that PyYAML reads and ruamel cannot round-trip
+        why = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return Merged(note_text, refused=f"the note cannot be edited safely: {why}")
+    if section is not None:
+        text = _append_section(text, section, note.newline)
+    return Merged(text, tuple(edit.summary))
+
+
+def _identity_keys(candidate: Candidate) -> set[str]:
+    key = set(candidate.surface.key) if candidate.surface else set()
+    return key | IDENTITY_KEYS
+
+
+class _Edit:
+    """The frontmatter changes of one merge, applied to ruamel's round-trip mapping."""
+
+    def __init__(
+        self,
+        candidate: Candidate,
+        comparison: Comparison,
+        note_fm: Mapping[str, Any],
+        ids: set[str],
+        provenance: bool = True,
+    ):
+        self.provenance = provenance  # False: a person's confirmed write leaves their note theirs
+        self.cand = candidate.frontmatter
+        self.spelled = spelled(candidate.note)  # what is written: each value as the candidate spelled it
+        self.candidate = candidate
+        self.comparison = comparison
+        self.note_fm = note_fm
+        self.identity = ids
+        self.summary: list[str] = []
+        # a candidate speaking of another value than the current one (newer, older, or one in
+        # history) keeps that value's sources and confidence with it, never on the current one
+        mine, current = self.cand.get("value"), note_fm.get("value")
+        self.value_moves = not _blank(mine) and not _blank(current) and norm_text(mine) != norm_text(current)
+
+    def apply(self, data: CommentedMap, now: dt.datetime, body_appended: bool) -> None:
+        self._value(data)
+        self._sources(data)
+        self._history(data)
+        self._tags(data)
+        for name in SET_FIELDS:
+            added = getattr(self.comparison, name)
+            if added:
+                _extend(data, name, list(added))
+                self.summary += [f"{SINGULAR[name]} {item}" for item in added]
+        self._confidence(data)
+        self._fill(data)
+        if body_appended:
+            self.summary.append("update section appended")
+        if self.summary and self.provenance:
+            self._provenance(data, now)
+
+    def _value(self, data: CommentedMap) -> None:
+        cmp = self.comparison
+        if not cmp.value_changed:
+            return  # agreeing: the note's time stays the time its value was first observed
+        new = self.spelled["value"]
+        if _blank(data.get("value")):
+            _put(data, "value", new)
+            for key, moment in _pick(self.spelled, TIME_KEYS).items():
+                if _blank(data.get(key)):
+                    _put(data, key, moment)
+            self.summary.append(f"value {new}")
+        elif cmp.order == "newer":
+            old = {k: data[k] for k in VALUE_GROUP if k in data}
+            _add_history(data, old)
+            data["value"] = new
+            _replace_keys(data, TIME_KEYS, _pick(self.spelled, TIME_KEYS))
+            _replace_keys(data, ("confidence",), _pick(self.spelled, ("confidence",)))
+            _replace_keys(data, SOURCE_KEYS, _pick(self.spelled, SOURCE_KEYS))
+            self.summary.append(f"value {old['value']} -> {new} (the old value kept in history)")
+        else:
+            _add_history(data, _pick(self.spelled, VALUE_GROUP))
+            self.summary.append(f"older value {new} kept in history")
+
+    def _sources(self, data: CommentedMap) -> None:
+        new = list(self.comparison.sources)
+        if not new or (self.value_moves and self.comparison.value_changed):
+            return  # a newer value brought its own sources; an older one took them to history
+        if self.value_moves:
+            self._past_sources(data, new)
+            return
+        if "sources" in data or "source_url" in data:
+            _extend(data, "sources", new, after="source_url")
+        elif len(new) == 1:
+            data["source_url"] = new[0]
+        else:
+            data["sources"] = CommentedSeq(new)
+        self.summary += [f"source {s}" for s in new]
+
+    def _past_sources(self, data: CommentedMap, new: list[str]) -> None:
+        """New sources for a value already in history join that value's entry."""
+        wanted = norm_text(self.cand["value"])
+        for entry in as_list(data.get("history")):
+            if isinstance(entry, CommentedMap) and norm_text(entry.get("value")) == wanted:
+                _extend(entry, "sources", new, after="source_url")
+                self.summary += [f"source {s} (for the earlier value {entry['value']})" for s in new]
+                return
+
+    def _history(self, data: CommentedMap) -> None:
+        """History a candidate carries (a note copied back into the inbox) is unioned in."""
+        for entry in as_list(self.spelled.get("history")):
+            if not isinstance(entry, Mapping) or _blank(entry.get("value")):
+                continue
+            if not _blank(data.get("value")) and norm_text(entry["value"]) == norm_text(data["value"]):
+                target: CommentedMap | None = data
+            else:
+                target = _same_entry(data.get("history"), entry)
+            if target is None:
+                _add_history(data, entry)
+                self.summary.append(f"older value {entry['value']} kept in history")
+                continue
+            new = _new(sources_of(entry), {norm_url(s) for s in sources_of(target)}, norm_url)
+            if new:
+                _extend(target, "sources", list(new), after="source_url")
+                self.summary += [f"source {s} (for the value {entry['value']})" for s in new]
+
+    def _tags(self, data: CommentedMap) -> None:
+        if self.comparison.tags:
+            _extend(data, "tags", list(self.comparison.tags))
+            self.summary += [f"tag {t}" for t in self.comparison.tags]
+
+    def _confidence(self, data: CommentedMap) -> None:
+        if self.value_moves:
+            return
+        mine, theirs = self.cand.get("confidence"), plain(data.get("confidence"))
+        if not _number(mine) or (theirs is not None and not _number(theirs)):
+            return
+        if theirs is None or mine > theirs:
+            _put(data, "confidence", self.spelled.get("confidence", mine))
+            self.summary.append(f"confidence {theirs} -> {mine}" if theirs is not None else f"confidence {mine}")
+
+    def _fill(self, data: CommentedMap) -> None:
+        """Fields the note lacks are added; identity and decision signals never are."""
+        for key, value in self.cand.items():
+            if key in data or key in MERGED_KEYS or key in SIGNAL_KEYS or key in self.identity or _blank(value):
+                continue
+            _put(data, key, self.spelled.get(key, value))
+            self.summary.append(f"field {key}")
+
+    def reported(self) -> list[str]:
+        """Candidate fields that differ from the note but merge into no field: kept as text."""
+        out = []
+        for key, value in self.cand.items():
+            if key in MERGED_KEYS or key in SIGNAL_KEYS or _blank(value):
+                continue
+            if key in self.identity or key in self.note_fm:
+                if key in self.note_fm and norm_text(self.note_fm[key]) == norm_text(value):
+                    continue
+                out.append(f"`{key}: {_scalar(value)}`")
+        return out
+
+    def _provenance(self, data: CommentedMap, now: dt.datetime) -> None:
+        entry = provenance(self.candidate, now)
+        known = [e for e in as_list(data.get("curated_from")) if isinstance(e, Mapping)]
+        if not any(str(e.get("sha256")) == entry["sha256"] for e in known):
+            _extend(data, "curated_from", [entry])
+        _put(data, "updated_at", now)
+
+
+def _put(data: CommentedMap, key: str, value: Any) -> None:
+    data[key] = copy.deepcopy(value)
+
+
+def _pick(fm: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    return {k: fm[k] for k in keys if not _blank(fm.get(k))}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(plain(value)).replace("\n", " ")
+
+
+def _replace_keys(data: CommentedMap, old: Iterable[str], new: Mapping[str, Any]) -> bool:
+    """Swap a group of keys for another at the group's place (or at the end); False if equal."""
+    keys = list(data)
+    present = [k for k in old if k in data]
+    if {k: plain(data[k]) for k in present} == {k: plain(v) for k, v in new.items()} and list(new) == present:
+        return False
+    position = min((keys.index(k) for k in present), default=len(keys))
+    for key in present:
+        del data[key]
+    for offset, (key, value) in enumerate(new.items()):
+        data.insert(position + offset, key, copy.deepcopy(value))
+    return True
+
+
+def _extend(data: CommentedMap, key: str, items: list[Any], after: str | None = None) -> None:
+    """Append to a list field in its own style; a string field becomes a list; a new field
+    is a block list (placed right after `after` when given)."""
+    items = [copy.deepcopy(i) for i in items]
+    current = data.get(key)
+    if isinstance(current, list):
+        current.extend(items)
+        return
+    if not _blank(current):
+        parts = str(current).replace(",", " ").split() if key == "tags" else [current]
+        data[key] = CommentedSeq([*parts, *items])
+        return
+    seq = CommentedSeq(items)
+    if key in data:
+        data[key] = seq
+    elif after is not None and after in data:
+        data.insert(list(data).index(after) + 1, key, seq)
+    else:
+        data[key] = seq
+
+
+def _same_entry(history: Any, entry: Mapping[str, Any]) -> CommentedMap | None:
+    for other in as_list(history):
+        same = isinstance(other, CommentedMap) and norm_text(other.get("value")) == norm_text(entry["value"])
+        if same and observed(other) == observed(entry):
+            return other
+    return None
+
+
+def _add_history(data: CommentedMap, entry: Mapping[str, Any]) -> None:
+    """History stays ordered by observation time, oldest first."""
+    record = CommentedMap((k, copy.deepcopy(v)) for k, v in entry.items())
+    history = data.get("history")
+    if not isinstance(history, list):
+        data["history"] = CommentedSeq([record])
+        return
+    moment = observed(record)
+    for index, existing in enumerate(history):
+        other = observed(existing) if isinstance(existing, Mapping) else None
+        if moment is not None and other is not None and other > moment:
+            history.insert(index, record)
+            return
+    history.append(record)
+
+
+# --- the update section ----------------------------------------------------------------------
+
+
+def _update_section(note: Note, candidate: Candidate, reported: list[str], now: dt.datetime) -> str | None:
+    """The candidate's body (and fields no key could hold) as a dated section; None when the
+    note already holds it."""
+    body = strip_review_mark(candidate.note.body).replace("\r\n", "\n").strip("\n")
+    payload = "\n\n".join(p for p in ("Also reported: " + ", ".join(reported) + "." if reported else "", body) if p)
+    if not payload.strip() or _holds(note.body, payload):
+        return None
+    fm = candidate.frontmatter
+    claimed = claims(fm)  # an inbox file's "a person wrote me" is kept in curated_from only
+    keys = [k for k in ("source_skill", "captured_at") if k not in claimed]
+    details = [f"{key} {_scalar(fm[key])}" for key in keys if not _blank(fm.get(key))]
+    heading = f"## Update {now.astimezone(dt.UTC).date().isoformat()} (from {candidate.agent})"
+    origin = f"*From `{candidate.inbox_path}`" + (f" ({', '.join(details)})" if details else "") + ".*"
+    return f"{heading}\n\n{origin}\n\n{payload}\n"
+
+
+def _holds(body: str, payload: str) -> bool:
+    return payload in body.replace("\r\n", "\n")
+
+
+def _append_section(text: str, section: str, newline: str) -> str:
+    """After the note's own bytes (untouched), one blank line, then the section."""
+    if text and not text.endswith("\n"):
+        text += newline
+    return text + newline + section.replace("\n", newline)
+
+
+def note_diff(path: str, old: str, new: str) -> str:
+    """A unified diff of a note, for `run --dry-run` (newline style is not shown)."""
+    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="")
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,110 @@
+"""Whose note is it (design §3): the curator's or the person's. Pure: no I/O.
+
+A note is *curator-owned* when it carries `curated_from:` provenance or lies in the folder of
+a surface the rules hand over to the curator (`curated: true`; by default facts, events,
+persons, projects and research), and is not itself marked as a person's
+(`source_skill: human`, `author: user`). Nothing under `_meta/` (the rules file among it),
+`_inbox/`, `digests/` or a dot-folder (`.obsidian/`, `.trash/`) is ever curator-owned.
+Every other note is the person's: a sweep and the judge never change it, and only a person
+who sees the diff and confirms it writes into it.
+
+The judge reaches less still: it may patch, or call a duplicate, only a curator-owned note
+on a declared surface (`judge_may_change`).
+
+An inbox candidate cannot make itself the person's: its own `source_skill: human` /
+`author: user` is hidden from the rules' conditions and kept in its `curated_from` entry
+(`claims`), never in the note.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # rules imports this module: no import cycle at run time
+    from memory_curator.core.rules import Rules, Surface
+
+RULES_PATH = "_meta/inbox-rules.md"
+NEVER_OWNED = ("_meta", "_inbox", "digests")  # top folders never curated (plus any dot-folder)
+HANDED_OVER = frozenset({"facts", "events", "persons", "projects", "research"})  # `curated` by default
+HUMAN_MARKS = (("source_skill", "human"), ("author", "user"))  # a note marked as a person's
+
+
+def _parts(rel: str) -> list[str]:
+    return unicodedata.normalize("NFC", rel).removeprefix("./").split("/")
+
+
+def never_owned(rel: str) -> bool:
+    """Under `_meta/`, `_inbox/`, `digests/` or any dot-folder (or an unsafe path): never the
+    curator's. Folder names compare case-insensitively (a case-insensitive disk is one folder)."""
+    parts = _parts(rel)
+    if any(not p or p in (".", "..") or p.startswith(".") or "\x00" in p for p in parts):
+        return True
+    return len(parts) > 1 and parts[0].casefold() in NEVER_OWNED
+
+
+def _says(value: Any, word: str) -> bool:
+    items = value if isinstance(value, list) else [value]
+    return any(isinstance(v, str | int | float) and str(v).strip().casefold() == word for v in items)
+
+
+def marked_human(frontmatter: Mapping[str, Any]) -> bool:
+    """`source_skill: human` or `author: user` (text case-insensitive; a list when any item is)."""
+    return any(_says(frontmatter.get(key), word) for key, word in HUMAN_MARKS)
+
+
+def claims(frontmatter: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys with which a candidate claims to be a person's: hidden from the conditions,
+    kept in its `curated_from` entry, never in the note."""
+    return {key: frontmatter[key] for key, word in HUMAN_MARKS if _says(frontmatter.get(key), word)}
+
+
+def surface_folder(path_template: str) -> str | None:
+    """The fixed folder a surface's path template starts with (`facts/`), or None when its
+    first folder is a placeholder or it has none (`{slug}.md`)."""
+    head = path_template.split("{")[0]
+    folder = head.rsplit("/", 1)[0] if "/" in head else ""
+    return folder + "/" if folder else None
+
+
+def template_problem(path_template: str) -> str | None:
+    """Why a surface may not use this path template (None: it may): it would point into a
+    folder the curator never owns."""
+    parts = path_template.split("/")
+    if any(p.startswith(".") for p in parts):
+        return "the path may not point into a dot-folder (.obsidian/, .trash/, ...)"
+    head = path_template.split("{")[0]
+    first = head.split("/")[0].casefold()
+    into = "/" in head and first in NEVER_OWNED
+    # `_{slug}/x.md` could still become `_inbox/x.md`: a placeholder may complete the name
+    partial = "/" not in head and "/" in path_template and bool(first) and any(n.startswith(first) for n in NEVER_OWNED)
+    if into or partial:
+        return "the path may not point into _meta/, _inbox/ or digests/ (never curated)"
+    return None
+
+
+def on_surface(rel: str, surfaces: Iterable[Surface], curated_only: bool = False) -> bool:
+    """`rel` lies in the fixed folder of a declared surface (of one handed over, if asked)."""
+    for surface in surfaces:
+        folder = surface_folder(surface.path)
+        if folder and rel.startswith(folder) and (surface.curated or not curated_only):
+            return True
+    return False
+
+
+def curator_owned(rel: str, frontmatter: Mapping[str, Any], rules: Rules) -> bool:
+    """The curator's note: a sweep may patch it. Everything else is the person's."""
+    if never_owned(rel) or marked_human(frontmatter):
+        return False
+    if frontmatter.get("curated_from"):
+        return True
+    return on_surface(rel, rules.surfaces, curated_only=True)
+
+
+def judge_may_change(rel: str, frontmatter: Mapping[str, Any], rules: Rules) -> bool:
+    """A note the judge may patch or call a duplicate: curator-owned and on a declared surface."""
+    return curator_owned(rel, frontmatter, rules) and on_surface(rel, rules.surfaces)
+
+
+NOT_ITS_NOTE = "is not one of the notes it may change"  # the judge's refusal, in every message

@@ -1,0 +1,396 @@
+"""The rules file: human prose plus one ```yaml curator-rules``` block, parsed once into
+immutable objects. Every problem is a RulesError naming the file and the line."""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+import sys
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError
+
+from memory_curator.core import ownership
+from memory_curator.core.conditions import Cond, ConditionError, compile_condition
+from memory_curator.core.errors import RulesError
+from memory_curator.core.notes import content_hash
+
+_BLOCK = re.compile(r"^(```+|~~~+)[ \t]*yaml[ \t]+curator-rules[ \t]*\r?$", re.MULTILINE)
+OUTCOMES = ("pass", "fail", "undecided")
+CRITERIA = ("novel", "sourced", "specific", "future_useful", "surprise_or_load_bearing")
+DEADLINE_MAX_SECONDS = 3600.0  # judge.deadline_seconds: one hour is already far more than any sweep needs
+SECONDS_MAX = 30 * 86400.0  # settle, ceiling and reconcile times: a month is already far more than any vault needs
+NEIGHBOURS_MAX = 1000
+RULES_MAX_BYTES = 1 << 20  # a rules file is a note a person edits: 1 MiB is far more than one needs
+
+
+@dataclass(frozen=True)
+class Surface:
+    name: str
+    type: str
+    path: str
+    key: tuple[str, ...]
+    required: tuple[str, ...]
+    curated: bool = False  # its folder is handed over to the curator (docs/rules.md, "Whose note is it")
+
+    def placeholders(self) -> list[tuple[str, str | None]]:
+        return [(f, spec or None) for _, f, spec, _ in string.Formatter().parse(self.path) if f]
+
+
+@dataclass(frozen=True)
+class Criterion:
+    name: str
+    label: str
+    fail: Cond | None = None
+    undecided: Cond | None = None
+    passes: Cond | None = None
+    otherwise: str = "fail"
+
+
+@dataclass(frozen=True)
+class DropRule:
+    id: str
+    reason: str
+    when: Cond | None
+    judge_only: bool = False
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    enabled: bool = True
+    model: str = "claude-haiku-5-5"
+    effort: str | None = None
+    max_tokens: int = 4096
+    timeout_seconds: float = 60.0
+    max_retries: int = 2
+    deadline_seconds: float = 60.0  # wall clock for all judge requests of one sweep, retries included
+    chunk_size: int = 20
+    neighbours: int = 5
+    breaker_fraction: float = 0.5
+    breaker_min: int = 5
+
+
+@dataclass(frozen=True)
+class Settings:
+    settle_seconds: float = 3.0
+    settle_ceiling_seconds: float = 3600.0
+    near_duplicate_score: float = 0.6
+    neighbours: int = 5
+    reconcile_seconds: float = 300.0
+    curator_host: str | None = None
+    judge: JudgeSettings = field(default_factory=JudgeSettings)
+
+
+@dataclass(frozen=True)
+class Rules:
+    path: str
+    prose: str
+    surfaces: tuple[Surface, ...]
+    criteria: tuple[Criterion, ...]
+    drop_rules: tuple[DropRule, ...]
+    settings: Settings
+    digest: str
+
+    def surface_for_type(self, value: Any) -> Surface | None:
+        wanted = str(value).strip().lower()
+        return next((s for s in self.surfaces if wanted in (s.type, s.name)), None)
+
+    def surface_named(self, name: str) -> Surface | None:
+        return next((s for s in self.surfaces if s.name == name), None)
+
+    def drop_rule(self, rule_id: str) -> DropRule | None:
+        return next((r for r in self.drop_rules if r.id == rule_id), None)
+
+
+def parse(text: str, origin: str) -> Rules:
+    block, first_line, prose = _machine_block(text, origin)
+    try:
+        data = YAML(typ="rt").load(block)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = first_line + mark.line if mark else first_line
+        raise RulesError(origin, f"YAML error: {exc.problem or exc.context}", line) from None
+    except RecursionError:
+        raise RulesError(origin, "the curator-rules block is nested too deeply", first_line) from None
+    except (ValueError, OverflowError) as exc:  # a value YAML reads but Python cannot hold
+        line, why = _unreadable(block, exc)
+        raise RulesError(origin, why, first_line + line) from None
+    if not isinstance(data, dict):
+        raise RulesError(origin, "the curator-rules block must be a mapping", first_line)
+    builder = _Builder(origin, first_line)
+    try:
+        return builder.build(data, prose, content_hash(text))
+    except ConditionError as exc:
+        raise RulesError(origin, str(exc), builder.abs_line(exc.line)) from None
+    except RecursionError:
+        raise RulesError(origin, "the curator-rules block is nested too deeply", first_line) from None
+
+
+def _unreadable(block: str, exc: Exception) -> tuple[int, str]:
+    """Where in the block (0-based line) a value failed to load, and why, in one line."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    if limit:
+        long = re.search(rf"[0-9][0-9_]{{{limit},}}", block)
+        if long:
+            return block.count("\n", 0, long.start()), f"a number with more than {limit} digits"
+    return 0, f"a value cannot be read: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+
+
+def _machine_block(text: str, origin: str) -> tuple[str, int, str]:
+    matches = list(_BLOCK.finditer(text))
+    if not matches:
+        raise RulesError(origin, "no ```yaml curator-rules``` block found")
+    if len(matches) > 1:
+        line = text.count("\n", 0, matches[1].start()) + 1
+        raise RulesError(origin, "more than one curator-rules block", line)
+    start = matches[0]
+    fence = start.group(1)
+    close = re.compile(rf"^{re.escape(fence[0])}{{{len(fence)},}}[ \t]*\r?$", re.MULTILINE)
+    end = close.search(text, start.end())
+    first_line = text.count("\n", 0, start.start()) + 2
+    if end is None:
+        raise RulesError(origin, "the curator-rules block is not closed", first_line - 1)
+    block = text[start.end() + 1 : end.start()]
+    prose = (text[: start.start()] + text[end.end() :]).strip()
+    return block, first_line, prose
+
+
+class _Builder:
+    def __init__(self, origin: str, first_line: int) -> None:
+        self.origin, self.first_line = origin, first_line
+
+    def abs_line(self, block_line: int | None) -> int | None:
+        return None if block_line is None else self.first_line + block_line - 1
+
+    def fail(self, message: str, node: Any = None, key: Any = None) -> RulesError:
+        return RulesError(self.origin, message, self.abs_line(_line(node, key)))
+
+    def build(self, data: Any, prose: str, digest: str) -> Rules:
+        unknown = set(data) - {"version", "surfaces", "criteria", "drop_rules", "settings"}
+        if unknown:
+            key = sorted(unknown)[0]
+            raise self.fail(f"unknown section {key!r}", data, key)
+        surfaces = self.surfaces(data.get("surfaces"), data)
+        criteria = self.criteria(data.get("criteria"), data)
+        drops = self.drop_rules(data.get("drop_rules") or [])
+        settings = self.settings(data.get("settings") or {})
+        return Rules(self.origin, prose, surfaces, criteria, drops, settings, digest)
+
+    def surfaces(self, raw: Any, parent: Any) -> tuple[Surface, ...]:
+        if not isinstance(raw, dict) or not raw:
+            raise self.fail("'surfaces' must map surface names to their settings", parent, "surfaces")
+        out = []
+        for name, spec in raw.items():
+            if not isinstance(spec, dict) or not {"type", "path", "key"} <= set(spec):
+                raise self.fail(f"surface {name!r} needs type, path and key", raw, name)
+            surface = Surface(
+                str(name),
+                str(spec["type"]),
+                str(spec["path"]),
+                tuple(_names(spec["key"])),
+                tuple(_names(spec.get("required", []))),
+            )
+            self._check_template(surface, raw, name)
+            out.append(replace(surface, curated=self._curated(surface, spec)))
+        return tuple(out)
+
+    def _check_template(self, surface: Surface, raw: Any, name: Any) -> None:
+        try:
+            holes = surface.placeholders()
+        except ValueError as exc:
+            raise self.fail(f"surface {surface.name!r}: bad path template: {exc}", raw, name) from None
+        if not surface.path.endswith(".md") or surface.path.startswith("/") or ".." in surface.path:
+            raise self.fail(f"surface {surface.name!r}: the path must be vault-relative and end in .md", raw, name)
+        for hole, spec in holes:
+            if hole not in surface.key and hole not in ("slug", "date"):
+                raise self.fail(f"surface {surface.name!r}: unknown placeholder {{{hole}}} in path", raw, name)
+            if spec and hole != "date":
+                raise self.fail(f"surface {surface.name!r}: only {{date}} takes a format", raw, name)
+        problem = ownership.template_problem(surface.path)
+        if problem:
+            raise self.fail(f"surface {surface.name!r}: {problem}", raw, name)
+
+    def _curated(self, surface: Surface, spec: Any) -> bool:
+        """`curated`: the surface's folder is handed over to the curator. Default: true for the
+        agent-fed surfaces (facts, events, persons, projects, research) that have a folder."""
+        folder = ownership.surface_folder(surface.path)
+        value = spec.get("curated")
+        if value is None:
+            return surface.name in ownership.HANDED_OVER and folder is not None
+        if not isinstance(value, bool):
+            raise self.fail(f"surface {surface.name!r}: curated must be true or false", spec, "curated")
+        if value and folder is None:
+            why = "curated: true needs a fixed folder at the start of its path"
+            raise self.fail(f"surface {surface.name!r}: {why}", spec, "curated")
+        return value
+
+    def criteria(self, raw: Any, parent: Any) -> tuple[Criterion, ...]:
+        if not isinstance(raw, dict):
+            raise self.fail("'criteria' must map criterion names to conditions", parent, "criteria")
+        missing = [c for c in CRITERIA if c not in raw]
+        if missing:
+            raise self.fail(f"criteria missing: {', '.join(missing)}", parent, "criteria")
+        out = []
+        for name, spec in raw.items():
+            if not isinstance(spec, dict):
+                raise self.fail(f"criterion {name!r} must be a mapping", raw, name)
+            unknown = set(spec) - {"label", "pass", "fail", "undecided", "otherwise"}
+            if unknown:
+                raise self.fail(f"criterion {name!r}: unknown key {sorted(unknown)[0]!r}", spec, sorted(unknown)[0])
+            otherwise = str(spec.get("otherwise", "fail"))
+            if otherwise not in OUTCOMES:
+                raise self.fail(f"criterion {name!r}: otherwise must be one of {OUTCOMES}", spec, "otherwise")
+            conds = {k: self.cond(spec, k) for k in ("pass", "fail", "undecided")}
+            out.append(
+                Criterion(
+                    str(name),
+                    str(spec.get("label", name)),
+                    conds["fail"],
+                    conds["undecided"],
+                    conds["pass"],
+                    otherwise,
+                )
+            )
+        return tuple(out)
+
+    def cond(self, spec: Any, key: str) -> Cond | None:
+        if key not in spec or spec[key] is None:
+            return None
+        return compile_condition(spec[key], _line(spec, key))
+
+    def drop_rules(self, raw: Any) -> tuple[DropRule, ...]:
+        if not isinstance(raw, list):
+            raise self.fail("'drop_rules' must be a list")
+        out: list[DropRule] = []
+        for index, spec in enumerate(raw):
+            line = _item(raw, index)
+            if not isinstance(spec, dict) or "id" not in spec or "reason" not in spec:
+                raise RulesError(self.origin, "each drop rule needs an id and a reason", self.abs_line(line))
+            rule_id = str(spec["id"])
+            if any(r.id == rule_id for r in out):
+                raise self.fail(f"duplicate drop rule id {rule_id!r}", spec, "id")
+            judge_only = bool(spec.get("judge_only", False))
+            when = self.cond(spec, "when")
+            if when is None and not judge_only:
+                raise self.fail(f"drop rule {rule_id!r} needs 'when' (or judge_only: true)", spec, "id")
+            if when is not None and "near_duplicate" in when.facts():
+                raise self.fail(
+                    f"drop rule {rule_id!r} uses near_duplicate: similarity alone never drops", spec, "when"
+                )
+            out.append(DropRule(rule_id, str(spec["reason"]), when, judge_only))
+        return tuple(out)
+
+    def settings(self, raw: Any) -> Settings:
+        """Typed and range-checked here, by the same checks `run` applies (settings_problem,
+        judge_problem): what `rules check` accepts, a sweep accepts."""
+        if not isinstance(raw, dict):
+            raise self.fail("'settings' must be a mapping")
+        judge_raw = raw.get("judge") or {}
+        if not isinstance(judge_raw, dict):
+            raise self.fail("'judge' must be a mapping of judge settings", raw, "judge")
+        base = {k: v for k, v in raw.items() if k != "judge"}
+        settings = self._typed(Settings(), base, raw)
+        judge = self._typed(JudgeSettings(), judge_raw, judge_raw)
+        for problem, node in ((settings_problem(settings), raw), (judge_problem(judge), judge_raw)):
+            if problem:
+                name, why = problem
+                line = _line(node, name) if name in node else _line(node)
+                raise RulesError(self.origin, f"setting {name!r} {why}", self.abs_line(line))
+        return replace(settings, judge=judge)
+
+    def _typed(self, default: Any, values: dict[str, Any], node: Any) -> Any:
+        known = {f.name: f for f in fields(default)}
+        out = {}
+        for key, value in values.items():
+            if key not in known or key == "judge":
+                raise self.fail(f"unknown setting {key!r}", node, key)
+            current = getattr(default, key)
+            out[key] = self._coerce(key, value, current, node)
+        return replace(default, **out)
+
+    def _coerce(self, key: str, value: Any, current: Any, node: Any) -> Any:
+        if current is None or isinstance(current, str):  # text (curator_host, model, effort)
+            if value is None and current is None:
+                return None
+            if isinstance(value, dict | list) or value is None:
+                raise self.fail(f"setting {key!r} must be text", node, key)
+            return str(value)
+        kind = type(current)
+        if kind is bool and not isinstance(value, bool):
+            raise self.fail(f"setting {key!r} must be true or false", node, key)
+        if kind in (int, float) and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise self.fail(f"setting {key!r} must be a number", node, key)
+        if kind is int and isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+            raise self.fail(f"setting {key!r} must be a whole number", node, key)
+        try:
+            return kind(value)
+        except OverflowError:  # an integer too large for a float
+            raise self.fail(f"setting {key!r} is out of range", node, key) from None
+
+
+def settings_problem(settings: Settings) -> tuple[str, str] | None:
+    """The first unusable sweep setting and why (None: all are usable)."""
+    limit = f"{SECONDS_MAX:g} seconds (30 days)"
+    for name, least in (("settle_seconds", 0.0), ("settle_ceiling_seconds", None), ("reconcile_seconds", None)):
+        value = getattr(settings, name)
+        low = value >= least if least is not None else value > 0
+        if not (math.isfinite(value) and low):
+            return name, "must be a positive number of seconds" if least is None else "must not be negative"
+        if value > SECONDS_MAX:
+            return name, f"must be at most {limit}"
+    if not 0 <= settings.near_duplicate_score <= 1:
+        return "near_duplicate_score", "must be within 0..1"
+    if not 0 <= settings.neighbours <= NEIGHBOURS_MAX:
+        return "neighbours", f"must be within 0..{NEIGHBOURS_MAX}"
+    return None
+
+
+def judge_problem(settings: JudgeSettings) -> tuple[str, str] | None:
+    """The first unusable judge setting and why (None: all are usable). The one check of judge
+    settings: the rules loader and `run`'s overrides (judge.resolve_settings) both use it."""
+    if not settings.model:
+        return "model", "must not be empty"
+    for name in ("max_tokens", "chunk_size", "breaker_min"):
+        if getattr(settings, name) < 1:
+            return name, "must be at least 1"
+    for name in ("max_retries", "neighbours"):
+        if getattr(settings, name) < 0:
+            return name, "must not be negative"
+    if settings.neighbours > NEIGHBOURS_MAX:
+        return "neighbours", f"must be at most {NEIGHBOURS_MAX}"
+    if not 0 < settings.timeout_seconds < math.inf:
+        return "timeout_seconds", "must be a positive number of seconds"
+    if not 0 <= settings.breaker_fraction <= 1:
+        return "breaker_fraction", "must be within 0..1"
+    problem = deadline_problem(settings.deadline_seconds)
+    return ("deadline_seconds", problem) if problem else None
+
+
+def deadline_problem(seconds: float) -> str | None:
+    """Why a judge deadline is unusable (None: it is fine): positive, finite, at most an hour."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        return "must be a positive number of seconds"
+    if seconds > DEADLINE_MAX_SECONDS:
+        return f"must be at most {DEADLINE_MAX_SECONDS:g} seconds"
+    return None
+
+
+def _names(raw: Any) -> list[str]:
+    return [str(raw)] if isinstance(raw, str) else [str(x) for x in raw or []]
+
+
+def _line(node: Any, key: Any = None) -> int | None:
+    try:
+        return int(node.lc.key(key)[0] if key is not None else node.lc.line) + 1
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+def _item(seq: Any, index: int) -> int | None:
+    try:
+        return int(seq.lc.item(index)[0]) + 1
+    except (AttributeError, KeyError, TypeError, IndexError):
+        return None

@@ -1,0 +1,326 @@
+"""The querier over the index: the questions a decision asks (`querier.Querier`), answered
+from `index.Index`, plus an overlay of what the current sweep wrote. Also `query`'s answers.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory_curator.core.candidate import Candidate, target_path
+from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.errors import CuratorError
+from memory_curator.core.facts import ExistingNote, Neighbour
+from memory_curator.core.names import nfc, printable, slugify
+from memory_curator.core.notes import parse
+from memory_curator.core.ownership import curator_owned
+from memory_curator.core.rules import Rules
+from memory_curator.index.rows import (
+    Layout,
+    Row,
+    bm25,
+    candidate_parts,
+    choose_terms,
+    describe,
+    match_expression,
+    reference,
+    terms,
+    text_hash,
+    tokens,
+)
+from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Refresh, read_note
+
+MIN_SCORE = 0.0005  # below this a "neighbour" shares only words most notes hold
+
+
+@dataclass(frozen=True)
+class _Staged:
+    text: str
+    row: Row
+    counts: Counter[str]
+
+
+class IndexQuerier:
+    """The querier a sweep asks: the index, plus an overlay of what this sweep wrote (or, in
+    a dry run, would have written) so that later candidates see earlier ones.
+
+    The index is opened and refreshed on the first question, so a sweep of an empty inbox
+    never touches it."""
+
+    def __init__(
+        self, root: Path, rules: Rules, state: Path, index: Index | None = None, clock: Clock = SystemClock()
+    ) -> None:
+        self.root, self.rules, self.state, self.clock = root, rules, state, clock
+        self.layout = index.layout if index is not None else Layout(rules)
+        self._index = index
+        self.refreshed: Refresh | None = None
+        self.overlay: dict[str, _Staged | None] = {}
+        self._df: dict[str, int] = {}
+        self._staged_df: Counter[str] = Counter()
+        self._total: int | None = None
+        self._avg: float | None = None
+        self._near: dict[tuple[str, str, int, int], list[Neighbour]] = {}
+        self._version = 0  # bumped by every stage(): cached neighbours are per overlay state
+        self._new_paths: set[str] = set()  # staged notes the index does not hold
+        self._holders: dict[str, set[str]] = {}  # word -> staged notes holding it
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            try:
+                index = Index(self.root, self.rules, self.state, self.clock)
+                self.refreshed = index.refresh()
+            except (sqlite3.Error, OSError) as exc:
+                raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
+            self._index = index
+        return self._index
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.index.conn
+
+    def _visible(self, path: str) -> bool:
+        """An indexed path the overlay has not replaced or removed."""
+        return path not in self.overlay
+
+    def _staged(self) -> Iterator[tuple[str, _Staged]]:
+        return ((p, s) for p, s in self.overlay.items() if s is not None)
+
+    # --- exact answers ---------------------------------------------------------------------
+
+    def paths_for_key(self, rel: str) -> list[str]:
+        """Notes at this key path, or whose own key fields name it: the path itself first."""
+        found = [p for p, s in self._staged() if p == rel or s.row.key == rel]
+        rows = self.conn.execute("SELECT path FROM notes WHERE path = ? OR key = ? ORDER BY path", (rel, rel))
+        found += [p for (p,) in rows if self._visible(p)]
+        return sorted(dict.fromkeys(found), key=lambda p: (p != rel, p))
+
+    def note_at(self, rel: str) -> ExistingNote | None:
+        for path in self.paths_for_key(rel):
+            staged = self.overlay.get(path)
+            text = staged.text if staged is not None else _read_text(self.root, path)
+            if text is not None:
+                note = parse(text)
+                return ExistingNote(path, text, note, curator_owned(path, note.frontmatter, self.rules))
+        return None
+
+    def duplicate_of(self, candidate: Candidate) -> str | None:
+        digest = text_hash(*candidate_parts(candidate.frontmatter, candidate.note.body))
+        if digest is None:
+            return None
+        found = [p for p, s in self._staged() if s.row.text_hash == digest]
+        rows = self.conn.execute("SELECT path, key FROM notes WHERE text_hash = ? ORDER BY path", (digest,))
+        found += [p for p, key in rows if self._visible(p)]
+        own = candidate.target
+        return min(found, key=lambda p: (own is not None and p == own, p), default=None)
+
+    def links_to_durable(self, links: list[str]) -> bool:
+        """A wikilink that resolves (by path or by file name, as Obsidian does) to a note on a
+        declared surface."""
+        for link in links:
+            target = nfc(link.strip().removesuffix(".md")).casefold()
+            stem = target.rsplit("/", 1)[-1]
+            rows = self.conn.execute("SELECT path, surface FROM notes WHERE stem = ?", (stem,))
+            hits = [(p, s) for p, s in rows if self._visible(p)]
+            hits += [(p, s.row.surface) for p, s in self._staged() if s.row.stem == stem]
+            for path, surface in hits:
+                folded = nfc(path[:-3]).casefold()
+                if surface and ("/" not in target or folded == target or folded.endswith("/" + target)):
+                    return True
+        return False
+
+    def match_name(self, text: str) -> list[str]:
+        """Notes whose title, alias, slug or file name is `text` once slugified (case, accents,
+        punctuation folded)."""
+        name = slugify(text)
+        if not name:
+            return []
+        found = [p for p, s in self._staged() if name in s.row.names]
+        rows = self.conn.execute(
+            "SELECT n.path FROM names JOIN notes n ON n.id = names.note WHERE names.name = ? ORDER BY n.path", (name,)
+        )
+        found += [p for (p,) in rows if self._visible(p)]
+        return list(dict.fromkeys(found))
+
+    def events_on(self, day: str) -> list[str]:
+        """Event notes dated `day` (YYYY-MM-DD)."""
+        found = [p for p, s in self._staged() if s.row.day == day]
+        rows = self.conn.execute("SELECT path FROM notes WHERE day = ? ORDER BY path", (day,))
+        return list(dict.fromkeys(found + [p for (p,) in rows if self._visible(p)]))
+
+    # --- similarity ------------------------------------------------------------------------
+
+    def neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
+        """The k closest notes by BM25 over the candidate's title, value and rarest body words,
+        each scored in [0, 1] (see `indexing.reference`)."""
+        title, value, body = candidate_parts(candidate.frontmatter, candidate.note.body)
+        cache_key = (candidate.inbox_path, candidate.digest, k, self._version)
+        if cache_key not in self._near:
+            self._near[cache_key] = self.similar(f"{title} {value}", body, k)
+        return self._near[cache_key]
+
+    def similar(self, head: str, body: str, k: int) -> list[Neighbour]:
+        """The k notes closest to a text (`head`: its title and value), indexed or staged."""
+        head_words, body_words = terms(head), terms(body)
+        df = self._frequencies([*head_words, *body_words])
+        total = self._count()
+        query = choose_terms(head_words, body_words, df, total)
+        words = query.words
+        if not words or k <= 0:
+            return []
+        scale = reference(query, df, total) or 1.0
+        rows = self.conn.execute(
+            "SELECT n.path, n.title, m.score FROM (SELECT rowid, -rank AS score FROM fts WHERE fts MATCH ? "
+            "ORDER BY rank LIMIT ?) m JOIN notes n ON n.id = m.rowid ORDER BY m.score DESC",
+            (match_expression(words), k + len(self.overlay) - len(self._new_paths)),
+        )
+        scored = [(score / scale, path, title) for path, title, score in rows if self._visible(path)]
+        holders = set().union(*(self._holders.get(w, ()) for w in words)) if self.overlay else set()
+        for path in sorted(holders):
+            staged = self.overlay[path]
+            assert staged is not None
+            raw = bm25(words, staged.counts, staged.row.words, self._avg_words(), df, total)
+            scored.append((raw / scale, path, staged.row.title))
+        scored = sorted((item for item in scored if item[0] >= MIN_SCORE), key=lambda item: (-item[0], item[1]))
+        out = []
+        for score, path, title in scored[:k]:
+            staged = self.overlay.get(path)
+            text = staged.text if staged is not None else (_read_text(self.root, path) or "")
+            out.append(Neighbour(path, title or path.rsplit("/", 1)[-1][:-3], round(min(score, 1.0), 4), text))
+        return out
+
+    def _frequencies(self, words: list[str]) -> dict[str, int]:
+        """Document frequency per word: the index's, plus what the overlay added."""
+        missing = [w for w in dict.fromkeys(words) if w not in self._df]
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found = dict(self.conn.execute(f"SELECT term, df FROM terms WHERE term IN ({marks})", chunk))
+            self._df.update({w: int(found.get(w, 0)) for w in chunk})
+        return {w: self._df[w] + self._staged_df[w] for w in words}
+
+    def _count(self) -> int:
+        """Notes in the vault as this sweep sees it: the index's, plus new ones it staged,
+        less indexed ones it removed."""
+        if self._total is None:
+            self._total = self.index.count()
+        removed = sum(1 for p, s in self.overlay.items() if s is None and p not in self._new_paths)
+        return self._total + sum(1 for p in self._new_paths if self.overlay.get(p) is not None) - removed
+
+    def _avg_words(self) -> float:
+        if self._avg is None:
+            self._avg = float(self.conn.execute("SELECT coalesce(avg(words), 1) FROM notes").fetchone()[0])
+        return self._avg
+
+    def info(self, path: str) -> dict[str, Any]:
+        """What the index (or the overlay) knows about one note, for people and JSON."""
+        staged = self.overlay.get(path)
+        if staged is not None:
+            row = staged.row
+            fm = json.loads(row.frontmatter)
+            return {"path": path, "surface": row.surface, "title": row.title, "value": fm.get("value")}
+        found = self.conn.execute("SELECT surface, title, frontmatter FROM notes WHERE path = ?", (path,)).fetchone()
+        if found is None:
+            return {"path": path, "surface": None, "title": "", "value": None}
+        surface, title, frontmatter = found
+        return {"path": path, "surface": surface, "title": title, "value": json.loads(frontmatter).get("value")}
+
+    # --- the overlay -----------------------------------------------------------------------
+
+    def stage(self, rel: str, text: str | None) -> None:
+        """Make a note this sweep wrote (or removed: None) visible to later candidates."""
+        self._version += 1
+        if rel not in self.overlay and not self._hide_indexed(rel):
+            self._new_paths.add(rel)
+        previous = self.overlay.get(rel)
+        if previous is not None:
+            self._staged_df.subtract(previous.counts.keys())
+            for word in previous.counts:
+                self._holders[word].discard(rel)
+        if text is None:
+            self.overlay[rel] = None
+            return
+        row = describe(rel, text.encode("utf-8"), self.layout)
+        counts = Counter(tokens(f"{row.title} {row.value} {row.body}"))
+        self._staged_df.update(counts.keys())
+        for word in counts:
+            self._holders.setdefault(word, set()).add(rel)
+        self.overlay[rel] = _Staged(text, row, counts)
+
+    def _hide_indexed(self, rel: str) -> bool:
+        """Take an indexed note's words out of the frequencies (the overlay replaces it)."""
+        found = self.conn.execute(
+            "SELECT f.title, f.value, f.body FROM notes n JOIN fts f ON f.rowid = n.id WHERE n.path = ?", (rel,)
+        ).fetchone()
+        if found is None:
+            return False
+        self._staged_df.subtract(set(tokens(" ".join(found))))
+        return True
+
+
+def _read_text(root: Path, rel: str) -> str | None:
+    read = read_note(root, rel)
+    return None if read is None else read[0].decode("utf-8", errors="replace")
+
+
+def open_querier(root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> IndexQuerier:
+    """An up-to-date index of the vault, ready to ask (refreshed now, not on first use)."""
+    querier = IndexQuerier(root, rules, state, clock=clock)
+    querier.index  # noqa: B018 - opens and refreshes
+    return querier
+
+
+# --- `memory-curator query` ------------------------------------------------------------------
+
+
+def ask(
+    querier: IndexQuerier,
+    key: tuple[str, str] | None = None,
+    slug: str | None = None,
+    text: str | None = None,
+    day: str | None = None,
+    limit: int = 5,
+) -> dict[str, Any]:
+    """One question to the index, answered as plain data (for JSON or lines)."""
+    if key is not None:
+        surface = next((s for s in querier.rules.surfaces if s.key == ("entity", "predicate")), None)
+        if surface is None:
+            raise CuratorError("no surface is keyed by entity and predicate in the rules")
+        target, problem = target_path(surface, {"entity": key[0], "predicate": key[1]})
+        if target is None:
+            raise CuratorError(f"{key[0]} {key[1]}: {problem}")
+        return _answer("key", target, querier.paths_for_key(target), querier)
+    if slug is not None:
+        return _answer("slug", slug, querier.match_name(slug), querier)
+    if day is not None:
+        return _answer("date", day, querier.events_on(day), querier)
+    found = querier.similar(text or "", "", limit) if text is not None else []
+    return _answer("text", text or "", [n.path for n in found], querier, {n.path: n.score for n in found})
+
+
+def _answer(
+    kind: str, asked: str, paths: list[str], querier: IndexQuerier, scores: dict[str, float] | None = None
+) -> dict[str, Any]:
+    results = []
+    for path in paths:
+        row = querier.info(path)
+        if scores is not None:
+            row["score"] = scores[path]
+        results.append(row)
+    return {"kind": kind, "query": asked, "results": results}
+
+
+def answer_lines(data: dict[str, Any]) -> list[str]:
+    if not data["results"]:
+        return [f"no note matches {data['kind']} {data['query']!r}"]
+    lines = []
+    for row in data["results"]:
+        score = f"  {row['score']:.3f}" if "score" in row else ""
+        value = f"  value: {row['value']}" if row.get("value") else ""
+        lines.append(printable(f"{row['path']}  ({row['surface'] or 'no surface'}){score}{value}"))
+    return lines  # a note's name or value may hold an escape sequence: shown escaped

@@ -1,0 +1,302 @@
+"""What the index records about one note, and how a similarity query is built. Pure: text in,
+data out; `index` does the I/O.
+
+A note's *normalised text* is its title (or name), its value and its body — without the
+curator's own trailing marker lines — joined and folded by `merge.norm_text` (case, accents,
+whitespace, punctuation). Two notes with the same normalised text hash are exact duplicates;
+texts under `MIN_DUPLICATE_WORDS` words get no hash (a bare "yes" is nobody's duplicate).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memory_curator.core.candidate import infer_surface, target_path
+from memory_curator.core.merge import norm_text
+from memory_curator.core.names import nfc, printable, slugify
+from memory_curator.core.notes import as_list, content_hash, frontmatter_tags, parse, strip_code
+from memory_curator.core.rules import Rules, Surface
+
+MIN_DUPLICATE_WORDS = 8
+QUERY_TERMS = 10  # terms in one similarity query (title and value first, then the rarest body terms)
+TITLE_TERMS = 5
+COMMON_SHARE, COMMON_FLOOR = 100, 20  # words in more than max(20, 1% of notes) notes are not searched
+K1, B = 1.2, 0.75  # FTS5's bm25() constants, used to score overlay notes the same way
+MARKS = ("> ⚠ curator uncertainty: ", "> 🗑 dropped by memory-curator: ")
+SELECTED = (
+    "type", "title", "name", "slug", "aliases", "entity", "predicate", "value", "date", "topic",
+    "source_url", "sources", "source_skill", "author", "observed_at", "captured_at", "participants",
+)  # fmt: skip
+_STOPWORDS = (
+    "a about after all also an and any are as at be because been but by can could did do does for from had has "
+    "have he her his how i if in into is it its just more most my no not of on one only or other our out over "
+    "she so some such than that the their them then there these they this those to up us was we were what when "
+    "where which who will with would you your"
+)
+STOPWORDS = frozenset(_STOPWORDS.split())
+_TOKEN = re.compile(r"[^\W_]+")
+# notes.inline_tags / notes.wikilinks, with the literal first so `re` can skip to it (20x faster
+# on long bodies); test_index checks they find exactly what the notes module finds.
+_TAG = re.compile(r"#(?<![\w/&#\[(]#)(\w[\w/-]*)")
+_LINK = re.compile(r"\[\[([^\]|#^\n]+)")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One note as the index stores it."""
+
+    path: str
+    stem: str
+    surface: str | None
+    key: str | None
+    day: str | None
+    title: str
+    value: str
+    body: str
+    frontmatter: str
+    tags: tuple[str, ...]
+    links: tuple[str, ...]
+    names: tuple[str, ...]
+    content_hash: str
+    text_hash: str | None
+    words: int
+    problem: str | None
+
+
+class Layout:
+    """The rules' surfaces, as the index needs them: which surface a note is on, and its key."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.folders = [(s.path.split("{")[0].rsplit("/", 1)[0] + "/", s) for s in rules.surfaces]
+        self.signature = json.dumps([[s.name, s.type, s.path, list(s.key)] for s in rules.surfaces])
+
+    def surface_of(self, rel: str, frontmatter: Mapping[str, Any]) -> Surface | None:
+        by_type = infer_surface(frontmatter, self.rules)
+        if by_type is not None:
+            return by_type
+        return next((s for folder, s in self.folders if rel.startswith(folder)), None)
+
+    def key_of(self, rel: str, surface: Surface | None, frontmatter: Mapping[str, Any]) -> str | None:
+        """The path the note's own key fields name (its identity); else its path, on its surface."""
+        if surface is None:
+            return None
+        key, _ = target_path(surface, frontmatter)
+        return key or rel
+
+
+def decode(raw: bytes) -> tuple[str, str | None]:
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", errors="replace"), "the file is not UTF-8 text"
+
+
+def describe(rel: str, raw: bytes, layout: Layout) -> Row:
+    """Everything the index keeps about one note. Never raises: a note whose reading raises
+    anyway (a bug, or input nobody foresaw) is still indexed, by its body, as a problem note —
+    `index stats` lists it, `status` counts it, `doctor` names it — and the other notes are
+    indexed as usual (design §6, invariant 6)."""
+    try:
+        return _describe(rel, raw, layout)
+    except Exception as exc:
+        return body_only(rel, raw, printable(f"internal error while reading: {type(exc).__name__}: {exc}")[:300])
+
+
+def body_only(rel: str, raw: bytes, problem: str) -> Row:
+    """A note known only by its file name and its text: searchable, on no surface, with no key."""
+    text = raw.decode("utf-8", errors="replace")
+    stem = rel.rsplit("/", 1)[-1][:-3]
+    name = slugify(stem)
+    return Row(
+        path=rel,
+        stem=nfc(stem).casefold(),
+        surface=None,
+        key=None,
+        day=None,
+        title="",
+        value="",
+        body=text,
+        frontmatter="{}",
+        tags=(),
+        links=(),
+        names=(name,) if name else (),
+        content_hash=content_hash(raw),
+        text_hash=None,
+        words=text.count(" ") + 1 if text else 0,
+        problem=problem,
+    )
+
+
+def _describe(rel: str, raw: bytes, layout: Layout) -> Row:
+    text, problem = decode(raw)
+    note = parse(text)
+    fm = note.frontmatter
+    problem = problem or note.problem
+    surface = layout.surface_of(rel, fm)
+    stem = rel.rsplit("/", 1)[-1][:-3]
+    title = _text(fm.get("title") or fm.get("name"))
+    aliases = [_text(a) for a in as_list(fm.get("aliases"))]
+    value = _text(fm.get("value"))
+    body = strip_marks(note.body)
+    day = _day(fm.get("date")) if surface is not None and surface.type == "event" else None
+    names = {slugify(n) for n in [title, *aliases, _text(fm.get("slug")), stem] if n}
+    tags, links = tags_and_links(body)
+    folded = normalised_text(title, value, body)
+    return Row(
+        path=rel,
+        stem=nfc(stem).casefold(),
+        surface=surface.name if surface else None,
+        key=layout.key_of(rel, surface, fm),
+        day=day,
+        title=" ".join([title, *aliases]).strip(),
+        value=value,
+        body=body,
+        frontmatter=json.dumps({k: fm[k] for k in SELECTED if k in fm}, default=str, ensure_ascii=False),
+        tags=tuple(dict.fromkeys([*frontmatter_tags(fm), *tags])),
+        links=links,
+        names=tuple(sorted(n for n in names if n)),
+        content_hash=content_hash(raw),
+        text_hash=_hash(folded),
+        words=folded.count(" ") + 1 if folded else 0,
+        problem=problem,
+    )
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | tuple):
+        return " ".join(_text(v) for v in value)
+    return str(value).strip()
+
+
+def _day(value: Any) -> str | None:
+    text = str(value).strip()[:10] if value is not None else ""
+    return text if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text) else None
+
+
+def strip_marks(body: str) -> str:
+    """The body without the curator's own trailing uncertainty / drop lines."""
+    if ">" not in body[-400:]:
+        return body
+    lines = body.rstrip().splitlines(keepends=True)
+    while lines and (lines[-1].startswith(MARKS) or not lines[-1].strip()):
+        lines.pop()
+    return "".join(lines)
+
+
+def normalised_text(title: str, value: str, body: str) -> str:
+    return norm_text(f"{title}\n{value}\n{body}")
+
+
+def text_hash(title: str, value: str, body: str) -> str | None:
+    return _hash(normalised_text(title, value, body))
+
+
+def _hash(folded: str) -> str | None:
+    if folded.count(" ") + 1 < MIN_DUPLICATE_WORDS:
+        return None
+    return hashlib.sha256(folded.encode("utf-8")).hexdigest()
+
+
+def tags_and_links(body: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Inline #tags and [[wikilinks]] outside code, as `notes` reads them."""
+    text = strip_code(body)
+    tags: dict[str, None] = {}
+    if "#" in text:
+        for match in _TAG.finditer(text):
+            tag = match.group(1).lower()
+            if not tag.replace("/", "").isdigit():
+                tags[tag] = None
+    links: dict[str, None] = {}
+    if "[[" in text:
+        links = dict.fromkeys(name for m in _LINK.finditer(text) if (name := m.group(1).strip()))
+    return tuple(tags), tuple(links)
+
+
+def candidate_parts(frontmatter: Mapping[str, Any], body: str) -> tuple[str, str, str]:
+    """(title, value, body) of a candidate, the way `describe` reads a note."""
+    title = _text(frontmatter.get("title") or frontmatter.get("name"))
+    return title, _text(frontmatter.get("value")), strip_marks(body)
+
+
+# --- similarity ------------------------------------------------------------------------------
+
+
+def tokens(text: str) -> list[str]:
+    """Words as FTS5's unicode61 tokenizer (remove_diacritics 2) sees them."""
+    folded = text.lower()
+    if not folded.isascii():
+        decomposed = unicodedata.normalize("NFD", folded)
+        folded = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _TOKEN.findall(folded)
+
+
+def terms(text: str) -> list[str]:
+    """Distinct searchable words, in order: no stopwords, no single characters."""
+    return [t for t in dict.fromkeys(tokens(text)) if len(t) > 1 and t not in STOPWORDS]
+
+
+@dataclass(frozen=True)
+class Query:
+    """A similarity query: the words searched, and the candidate's words no note holds."""
+
+    words: tuple[str, ...]
+    unknown: tuple[str, ...]
+
+
+def choose_terms(head: list[str], body: list[str], df: Mapping[str, int], total: int) -> Query:
+    """The words to search: the candidate's rarest title/value words, then its rarest body
+    words, among those the vault holds but not in more than max(20, 1%) of its notes (such
+    words weigh little in BM25 and their long posting lists cost milliseconds).
+    The rarest words no note holds are kept too, to weigh against similarity. Ties go to
+    longer words."""
+    ceiling = max(COMMON_FLOOR, total // COMMON_SHARE)
+
+    def rarest(words: Iterable[str], count: int) -> list[str]:
+        usable = [w for w in words if 0 < df.get(w, 0) <= ceiling]
+        return sorted(usable, key=lambda w: (df[w], -len(w), w))[:count]
+
+    chosen = rarest(head, TITLE_TERMS)
+    rest = [w for w in body if w not in chosen]
+    words = chosen + rarest(rest, QUERY_TERMS - len(chosen))
+    unknown = sorted((w for w in dict.fromkeys([*head, *body]) if df.get(w, 0) <= 0), key=lambda w: (-len(w), w))
+    return Query(tuple(words), tuple(unknown[:QUERY_TERMS]))
+
+
+def match_expression(words: Iterable[str]) -> str:
+    """An FTS5 MATCH of OR-ed words, each a quoted string: no operator, column filter,
+    prefix or NEAR can be smuggled in ("" is the only escape inside a string)."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def idf(df: int, total: int) -> float:
+    """FTS5's bm25() IDF, with its floor for words in more than half the notes. The overlay's
+    counts are estimates (a patched note counts twice), hence the clamp."""
+    df = min(max(df, 0), max(total, 0))
+    value = math.log((total - df + 0.5) / (df + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def reference(query: Query, df: Mapping[str, int], total: int) -> float:
+    """The scale that maps a bm25() score to [0, 1]: what a note of average length holding
+    each searched word once would score, plus the weight of the candidate's words that no
+    note holds (a note cannot hold them, so they count against every neighbour)."""
+    return sum(idf(df[w], total) for w in query.words) + len(query.unknown) * idf(0, total)
+
+
+def bm25(
+    words: Iterable[str], counts: Counter[str], length: int, avg_length: float, df: Mapping[str, int], total: int
+) -> float:
+    """FTS5's bm25() for one note held in memory (an overlay note), as a positive number."""
+    norm = K1 * (1 - B + B * length / (avg_length or 1.0))
+    return sum(idf(df[w], total) * counts[w] * (K1 + 1) / (counts[w] + norm) for w in words if counts[w])

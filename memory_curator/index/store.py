@@ -1,0 +1,473 @@
+"""The derived index: one SQLite file in the state directory that answers "does the vault
+already know this?" without re-reading the vault.
+
+Disposable by design: it holds nothing the markdown does not. A missing, old-schema, foreign
+or corrupt file is rebuilt, never trusted. A refresh is one stat walk; only notes whose
+(size, mtime) changed are read again, and all changes land in one transaction. Notes
+modified in the last two seconds by the clock (or stamped in its future) are re-read on the
+next refresh too (their mtime may not have ticked yet).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import queue
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.errors import CuratorError
+from memory_curator.core.names import NEVER_INDEXED, printable
+from memory_curator.core.rules import Rules
+from memory_curator.core.text import iso
+from memory_curator.index.rows import Layout, Row, describe, tokens
+
+SCHEMA_VERSION = 1
+FILE_NAME = "index.sqlite3"
+RACY_NS = 2_000_000_000
+BATCH = 500
+HASH_BYTES = 32 * 1024 * 1024  # FTS5 buffers this much before writing a segment: half the CPU of 1 MB
+SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE notes(
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    stem TEXT NOT NULL,
+    surface TEXT,
+    key TEXT,
+    day TEXT,
+    title TEXT NOT NULL,
+    frontmatter TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    links TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    text_hash TEXT,
+    words INTEGER NOT NULL,
+    problem TEXT
+);
+CREATE TABLE names(name TEXT NOT NULL, note INTEGER NOT NULL);
+CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+CREATE VIRTUAL TABLE fts USING fts5(title, value, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, row);
+"""
+INDEXES = """
+CREATE INDEX notes_key ON notes(key) WHERE key IS NOT NULL;
+CREATE INDEX notes_text_hash ON notes(text_hash) WHERE text_hash IS NOT NULL;
+CREATE INDEX notes_stem ON notes(stem);
+CREATE INDEX notes_day ON notes(day) WHERE day IS NOT NULL;
+CREATE INDEX names_name ON names(name);
+CREATE INDEX names_note ON names(note);
+"""
+_NOTE_COLUMNS = (
+    "id, path, stem, surface, key, day, title, frontmatter, tags, links, size, mtime_ns, content_hash, text_hash, "
+    "words, problem"
+)
+# A whole batch goes in as one JSON array per table: one sqlite3_step per batch, during which
+# Python's GIL is released, so the reader thread parses the next batch meanwhile.
+_INSERT_NOTES = (
+    f"INSERT INTO notes({_NOTE_COLUMNS}) SELECT {', '.join(f'value->>{i}' for i in range(16))} FROM json_each(?)"
+)
+_INSERT_FTS = (
+    "INSERT INTO fts(rowid, title, value, body) SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(?)"
+)
+_INSERT_NAMES = "INSERT INTO names(name, note) SELECT value->>0, value->>1 FROM json_each(?)"
+_Prepared = tuple[int, Row, int, int]  # (id, row, size, mtime_ns)
+_Batch = tuple[str, str, str]  # JSON rows for notes, fts, names
+
+
+class IndexUnavailable(CuratorError):
+    """The index file cannot be used or rebuilt (e.g. the state directory is not writable)."""
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """What one refresh did."""
+
+    rebuilt: bool
+    added: int
+    changed: int
+    removed: int
+    notes: int
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("rebuilt", "added", "changed", "removed", "notes", "seconds")}
+
+
+def walk(root: Path) -> dict[str, tuple[int, int]]:
+    """Every indexable note: vault-relative POSIX path -> (size, mtime_ns). One stat each.
+
+    Skipped: `_inbox/`, `.obsidian/`, `.trash/`, dot-files and dot-folders, symlinks, names
+    that are not UTF-8."""
+    found: dict[str, tuple[int, int]] = {}
+    stack = [("", os.fspath(root))]
+    while stack:
+        prefix, folder = stack.pop()
+        try:
+            entries = os.scandir(folder)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or not (name.isascii() or _utf8(name)):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if prefix or name not in NEVER_INDEXED:
+                        stack.append((f"{prefix}{name}/", entry.path))
+                elif name[-3:].lower() == ".md" and entry.is_file(follow_symlinks=False):
+                    try:
+                        stat = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    found[prefix + name] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_database(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
+
+
+def read_note(root: Path, rel: str) -> tuple[bytes, int, int] | None:
+    """The bytes of a note and the (size, mtime) of what was read; None when it vanished."""
+    try:
+        fd = os.open(root / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        stat = os.fstat(fd)
+        chunks = []
+        while chunk := os.read(fd, max(stat.st_size, 65536)):
+            chunks.append(chunk)
+        return b"".join(chunks), stat.st_size, stat.st_mtime_ns
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+class Index:
+    """The SQLite file and its upkeep. `refresh()` before asking; `IndexQuerier` asks."""
+
+    def __init__(self, root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> None:
+        self.root = root.resolve()
+        self.clock = clock  # the `built`/`refreshed` stamps, durations, and which mtimes are too recent
+        self.layout = Layout(rules)
+        self.rules = rules
+        self.state = state
+        self.path = state / FILE_NAME
+        self.conn = self._connect()
+
+    # --- opening and validating ----------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"{self.path}: cannot open the index: {exc}") from None
+        conn.execute("PRAGMA busy_timeout = 30000")
+        with contextlib.suppress(sqlite3.DatabaseError):  # a corrupt file: usable() says so
+            conn.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash may lose the last refresh, not corrupt
+        self._file = _identity(self.path)
+        return conn
+
+    def _reopen_if_replaced(self) -> None:
+        """Another process may have rebuilt the file (a new inode) since we opened it."""
+        if _identity(self.path) != self._file:
+            self.conn.close()
+            self.conn = self._connect()
+
+    def usable(self) -> bool:
+        """A complete index of this vault, with this schema and these surfaces."""
+        try:
+            if self.conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                return False
+            meta = dict(self.conn.execute("SELECT key, value FROM meta"))
+        except sqlite3.DatabaseError:
+            return False
+        return meta.get("root") == str(self.root) and meta.get("layout") == self.layout.signature
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # --- refreshing ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One writer at a time (a sweep, `check`, `query`, `index rebuild`)."""
+        with open(self.state / "index.lock", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+
+    def refresh(self) -> Refresh:
+        """Bring the index up to date with the vault; rebuild it when it cannot be trusted."""
+        with self._writing():
+            self._reopen_if_replaced()
+            if not self.usable():
+                return self._rebuild()
+            try:
+                return self._incremental()
+            except sqlite3.DatabaseError:
+                return self._rebuild()
+
+    def rebuild(self) -> Refresh:
+        with self._writing():
+            return self._rebuild()
+
+    def _rebuild(self) -> Refresh:
+        """Build a new file beside the old one and rename it into place: a build that is
+        killed half-way leaves only a stray temp file, never a half-built index."""
+        started = self.clock.monotonic()
+        for stray in self.path.parent.glob(f"{FILE_NAME}.building-*"):  # builders that died (we hold the lock)
+            _remove_database(stray)
+        temp = self.path.with_name(f"{FILE_NAME}.building-{os.getpid()}")
+        conn = sqlite3.connect(temp, isolation_level=None, check_same_thread=False)
+        try:
+            files = self._build(conn)
+            conn.execute("PRAGMA journal_mode = WAL")
+        except BaseException:
+            conn.close()
+            _remove_database(temp)
+            raise
+        conn.close()
+        _fsync(temp)  # on disk before it is renamed into place: a power cut cannot leave holes
+        self.conn.close()
+        for suffix in ("-wal", "-shm", "-journal"):  # the old file's: never replayed into the new one
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.path}{suffix}")
+        os.replace(temp, self.path)
+        self.conn = self._connect()
+        return Refresh(True, len(files), 0, 0, len(files), round(self.clock.monotonic() - started, 3))
+
+    def _build(self, conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+        conn.execute("PRAGMA journal_mode = OFF")  # a fresh file nobody else sees yet
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("PRAGMA cache_size = -32768")
+        conn.executescript(SCHEMA)
+        conn.execute("INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (HASH_BYTES,))
+        conn.execute("BEGIN")
+        files = walk(self.root)
+        self._insert(conn, files, 1, count_terms=False)
+        for statement in INDEXES.strip().splitlines():
+            conn.execute(statement)
+        conn.execute("INSERT INTO terms SELECT term, doc FROM vocab")
+        conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        self._set_meta(conn, built=iso(self.clock.now()))
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+        return files
+
+    def _incremental(self) -> Refresh:
+        started = self.clock.monotonic()
+        conn = self.conn
+        conn.execute("PRAGMA journal_mode = WAL")
+        files = walk(self.root)
+        known = {path: (ident, size, mtime) for ident, path, size, mtime in conn.execute(
+            "SELECT id, path, size, mtime_ns FROM notes")}  # fmt: skip
+        gone = [ident for path, (ident, _, _) in known.items() if path not in files]
+        stale = {p: v for p, v in files.items() if p not in known or known[p][1:] != v}
+        if not gone and not stale:
+            with contextlib.suppress(sqlite3.OperationalError):  # only the freshness stamp
+                stamp = iso(self.clock.now())
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('refreshed', ?)", (stamp,))
+            return Refresh(False, 0, 0, 0, len(files), round(self.clock.monotonic() - started, 3))
+        changed = [known[p][0] for p in stale if p in known]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            delta = self._forget(conn, gone + changed)
+            next_id = (conn.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]) + 1
+            delta.update(self._insert(conn, stale, next_id, count_terms=True))
+            self._apply_terms(conn, delta)
+            self._set_meta(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        added = len(stale) - len(changed)
+        return Refresh(False, added, len(changed), len(gone), len(files), round(self.clock.monotonic() - started, 3))
+
+    def _set_meta(self, conn: sqlite3.Connection, **extra: str) -> None:
+        values = {"root": str(self.root), "layout": self.layout.signature, "refreshed": iso(self.clock.now()), **extra}
+        conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", values.items())
+
+    def _forget(self, conn: sqlite3.Connection, ids: list[int]) -> Counter[str]:
+        """Delete these notes; the document frequencies they took away."""
+        delta: Counter[str] = Counter()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for title, value, body in conn.execute(
+                f"SELECT title, value, body FROM fts WHERE rowid IN ({marks})", chunk
+            ):
+                delta.subtract(set(tokens(f"{title} {value} {body}")))
+            for table, column in (("fts", "rowid"), ("names", "note"), ("notes", "id")):
+                conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
+        return delta
+
+    def _insert(
+        self, conn: sqlite3.Connection, files: dict[str, tuple[int, int]], first_id: int, count_terms: bool
+    ) -> Counter[str]:
+        """Read, describe and insert these notes; the document frequencies they add."""
+        delta: Counter[str] = Counter()
+        for batch in self._described(files, first_id, delta if count_terms else None):
+            for statement, rows in zip((_INSERT_NOTES, _INSERT_FTS, _INSERT_NAMES), batch, strict=True):
+                conn.execute(statement, (rows,))
+        return delta
+
+    def _described(
+        self, files: dict[str, tuple[int, int]], first_id: int, delta: Counter[str] | None
+    ) -> Iterator[_Batch]:
+        """Batches of described notes. A worker thread reads and parses while this thread
+        inserts the previous batch: SQLite releases the GIL while FTS5 tokenizes, so the
+        two overlap on two cores."""
+        out: queue.Queue[_Batch | BaseException | None] = queue.Queue(maxsize=3)
+        stop = threading.Event()
+
+        def put(item: _Batch | BaseException | None) -> None:
+            while not stop.is_set():
+                with contextlib.suppress(queue.Full):
+                    out.put(item, timeout=0.1)
+                    return
+
+        def work() -> None:
+            try:
+                racy = int(self.clock.timestamp() * 1e9) - RACY_NS
+                batch: list[_Prepared] = []
+                for ident, rel in enumerate(files, first_id):
+                    read = read_note(self.root, rel)
+                    if read is None or stop.is_set():
+                        continue
+                    raw, size, mtime = read
+                    row = describe(rel, raw, self.layout)
+                    batch.append((ident, row, size, mtime if mtime < racy else -1))
+                    if delta is not None:
+                        delta.update(set(tokens(f"{row.title} {row.value} {row.body}")))
+                    if len(batch) >= BATCH:
+                        put(_encode(batch))
+                        batch = []
+                if batch:
+                    put(_encode(batch))
+            except BaseException as exc:  # handed to the inserting thread, which raises it
+                put(exc)
+            put(None)
+
+        worker = threading.Thread(target=work, name="index-reader", daemon=True)
+        worker.start()
+        try:
+            while (item := out.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            stop.set()
+            worker.join()
+
+    def _apply_terms(self, conn: sqlite3.Connection, delta: Counter[str]) -> None:
+        changes = [(term, count) for term, count in delta.items() if count]
+        conn.executemany(
+            "INSERT INTO terms(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df", changes
+        )
+        conn.execute("DELETE FROM terms WHERE df <= 0")
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+
+    def problems(self) -> list[tuple[str, str]]:
+        """Notes indexed by their body only, and why (for `status`)."""
+        return list(self.conn.execute("SELECT path, problem FROM notes WHERE problem IS NOT NULL ORDER BY path"))
+
+    def stats(self) -> dict[str, Any]:
+        """Where the index lives, how big and how fresh it is."""
+        conn = self.conn
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        surfaces = dict(conn.execute("SELECT coalesce(surface, '-'), count(*) FROM notes GROUP BY 1 ORDER BY 1"))
+        size = sum(os.path.getsize(f"{self.path}{s}") for s in ("", "-wal") if os.path.exists(f"{self.path}{s}"))
+        return {
+            "path": str(self.path),
+            "schema": SCHEMA_VERSION,
+            "bytes": size,
+            "notes": sum(surfaces.values()),
+            "surfaces": surfaces,
+            "terms": conn.execute("SELECT count(*) FROM terms").fetchone()[0],
+            "problems": [{"path": p, "problem": why} for p, why in self.problems()],
+            "built": meta.get("built"),
+            "refreshed": meta.get("refreshed") or meta.get("built"),
+        }
+
+
+def _encode(batch: list[_Prepared]) -> _Batch:
+    notes = [
+        [ident, r.path, r.stem, r.surface, r.key, r.day, r.title, r.frontmatter, json.dumps(r.tags),
+         json.dumps(r.links), size, mtime, r.content_hash, r.text_hash, r.words, r.problem]
+        for ident, r, size, mtime in batch
+    ]  # fmt: skip
+    fts = [[ident, r.title, r.value, r.body] for ident, r, _, _ in batch]
+    names = [[name, ident] for ident, r, _, _ in batch for name in r.names]
+    return _json(notes), _json(fts), _json(names)
+
+
+def _json(rows: list[list[Any]]) -> str:
+    return json.dumps(rows, ensure_ascii=False, check_circular=False)
+
+
+def current_stats(root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> dict[str, Any]:
+    """The index's stats as it is, without refreshing it."""
+    path = state / FILE_NAME
+    if not path.exists():
+        raise CuratorError(f"{path}: no index yet (the next sweep builds it, or `memory-curator index rebuild`)")
+    index = Index(root, rules, state, clock)
+    try:
+        if not index.usable():
+            raise CuratorError(f"{path}: the index is unusable; the next sweep rebuilds it")
+        return index.stats()
+    finally:
+        index.close()
+
+
+def stats_lines(data: dict[str, Any]) -> list[str]:
+    surfaces = ", ".join(f"{name} {count}" for name, count in data["surfaces"].items())
+    lines = [
+        f"index: {data['path']} (schema {data['schema']}, {data['bytes'] / 1e6:.1f} MB)",
+        f"notes: {data['notes']} ({surfaces}); {data['terms']} distinct words",
+        f"built {data['built']}, refreshed {data['refreshed']}",
+    ]
+    lines += [printable(f"read by body only: {p['path']}: {p['problem']}") for p in data["problems"]]
+    return lines

@@ -1,0 +1,120 @@
+"""The journal: an append-only JSONL log in the state directory, each line fsynced before the
+plan it announces starts; recovery and `log`, `status`, `undo` read it."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory_curator.core.clock import Clock
+from memory_curator.core.text import iso
+from memory_curator.store.writer import _write_all, fsync_dir, write_state_file
+
+
+@dataclass
+class Journal:
+    """Append-only JSONL decision log in the state directory; each line fsynced before the
+    action it announces starts. Each record is stamped with `clock`'s time; a journal opened
+    without one can only be read."""
+
+    path: Path
+    clock: Clock | None = None
+
+    def append(self, record: dict[str, Any]) -> None:
+        if self.clock is None:
+            raise TypeError(f"{self.path}: a journal opened without a clock cannot be written")
+        line = json.dumps({"time": iso(self.clock.now()), **record}, ensure_ascii=False, default=str) + "\n"
+        new = not self.path.exists()
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            if _torn(fd):  # a crash or a full disk cut the last line: never glue ours onto it
+                line = "\n" + line
+            _write_all(fd, json_bytes(line))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if new:
+            fsync_dir(self.path.parent)
+
+    def entries(self, start: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(byte offset, record) from `start`; a torn line (a crash mid-append) is skipped."""
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(start)
+                offset = start
+                for raw in handle:
+                    here, offset = offset, offset + len(raw)
+                    try:
+                        record = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if isinstance(record, dict):
+                        yield here, record
+        except FileNotFoundError:
+            return
+
+    def records(self, start: int = 0) -> Iterator[dict[str, Any]]:
+        for _, record in self.entries(start):
+            yield record
+
+    def size(self) -> int:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.path.with_name("journal.checkpoint")
+
+    def checkpoint(self) -> int:
+        """Byte offset before which every action is known finished (0 when unknown)."""
+        try:
+            offset = int(self.checkpoint_path.read_text().strip() or 0)
+        except (OSError, ValueError):
+            return 0
+        return offset if 0 <= offset <= self.size() else 0
+
+    def set_checkpoint(self, offset: int) -> None:
+        write_state_file(self.checkpoint_path, str(offset).encode())
+
+
+def json_bytes(line: str) -> bytes:
+    """A JSON text as UTF-8, lossless for file names that are not UTF-8: Python holds their
+    bytes as lone surrogates, which only occur inside JSON strings, and `backslashreplace`
+    writes each as the JSON escape `\\udcff` that `json.loads` turns back into the same
+    name, so recovery and `undo` find the file again."""
+    return line.encode("utf-8", "backslashreplace")
+
+
+def _torn(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def open_actions(entries: Iterable[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """`begin` records with no `end`, or whose `end` says it failed: the actions a crash or
+    an I/O error may have left half-done."""
+    found: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
+    for offset, record in entries:
+        key = (str(record.get("run")), _int(record.get("seq")))
+        if record.get("event") == "begin":
+            found[key] = (offset, record)
+        elif record.get("event") == "end" and record.get("ok"):
+            found.pop(key, None)
+    return list(found.values())
+
+
+def unfinished(journal: Journal) -> list[dict[str, Any]]:
+    return [record for _, record in open_actions(journal.entries(journal.checkpoint()))]
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1

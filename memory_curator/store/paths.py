@@ -1,0 +1,97 @@
+"""The vault's layout: where it is, which files are candidates, and safe paths inside it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory_curator.core.errors import UnsafePath, VaultNotFound
+from memory_curator.core.names import INBOX, ROOT_AGENT, RULES_PATH, check_component, is_candidate_name, nfc
+
+
+def find_root(start: Path | None = None, explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--vault, else MEMORY_CURATOR_VAULT, else walk up to a folder with _inbox/ or the rules."""
+    chosen = explicit or os.environ.get("MEMORY_CURATOR_VAULT")
+    if chosen:
+        root = Path(chosen).expanduser()
+        if not root.is_dir():
+            raise VaultNotFound(f"{root}: the vault folder does not exist")
+        return root.resolve()
+    here = (start or Path.cwd()).resolve()
+    for folder in [here, *here.parents] if here.is_dir() else list(here.parents):
+        if (folder / INBOX).is_dir() or (folder / RULES_PATH).is_file():
+            return folder
+    raise VaultNotFound(f"{here}: no vault found (no _inbox/ or {RULES_PATH} here or above); use --vault")
+
+
+def safe_join(root: Path, relative: str) -> Path:
+    """Join a vault-relative POSIX path, refusing anything that escapes the vault."""
+    if "\x00" in relative or relative.startswith("/") or os.path.isabs(relative):
+        raise UnsafePath(f"unsafe path {relative!r}")
+    parts = relative.split("/")
+    for part in parts:
+        check_component(part)
+    path = root.joinpath(*parts)
+    real_root = root.resolve()
+    parent = path.parent.resolve() if path.parent.exists() else _resolve_existing(path.parent)
+    if parent != real_root and real_root not in parent.parents:
+        raise UnsafePath(f"{relative} leaves the vault (through a symlink)")
+    return path
+
+
+def _resolve_existing(path: Path) -> Path:
+    """Resolve the longest existing prefix (symlinks there count), then append the rest."""
+    missing: list[str] = []
+    while not path.exists() and path != path.parent:
+        missing.append(path.name)
+        path = path.parent
+    return path.resolve().joinpath(*reversed(missing))
+
+
+def relpath(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+@dataclass(frozen=True)
+class CandidateFile:
+    agent: str
+    path: Path
+    rel: str
+
+
+def agent_dirs(root: Path) -> list[tuple[str, Path]]:
+    inbox = root / INBOX
+    if not inbox.is_dir():
+        return []
+    out = [(ROOT_AGENT, inbox)]
+    for entry in sorted(os.scandir(inbox), key=lambda e: e.name):
+        if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+            out.append((nfc(entry.name), Path(entry.path)))
+    return out
+
+
+def scope_agents(root: Path, scope: Path | None) -> list[tuple[str, Path]]:
+    """The agent folders a run covers: one agent folder, or the whole inbox."""
+    inbox = (root / INBOX).resolve()
+    if scope is None:
+        return agent_dirs(root)
+    target = scope.resolve()
+    if target == inbox:
+        return agent_dirs(root)
+    if target.parent == inbox and target.is_dir() and not target.name.startswith("."):
+        return [(nfc(target.name), target)]
+    raise VaultNotFound(f"{scope}: not the inbox or an agent folder directly inside {INBOX}/")
+
+
+def list_candidates(folder: Path, agent: str, root: Path) -> Iterator[CandidateFile]:
+    """Markdown files directly in an agent folder, sorted by name, never following links."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: nfc(e.name))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        if is_candidate_name(entry.name) and entry.is_file(follow_symlinks=False):
+            path = Path(entry.path)
+            yield CandidateFile(agent, path, relpath(root, path))

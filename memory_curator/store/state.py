@@ -1,0 +1,92 @@
+"""The state directory (outside the vault) and the one-sweep-at-a-time lock.
+
+A synced vault must never carry a SQLite file or a lock, so the index, journal, lock and
+logs live in the user's state directory, in a folder keyed by the vault's real path.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+import platformdirs
+
+from memory_curator.core.clock import Clock
+from memory_curator.core.errors import CuratorError, LockBusy
+from memory_curator.core.names import slugify
+from memory_curator.core.text import iso
+
+APP = "memory-curator"
+
+
+def vault_id(root: Path) -> str:
+    real = str(root.resolve())
+    return f"{slugify(root.name, 40) or 'vault'}-{hashlib.sha256(real.encode()).hexdigest()[:12]}"
+
+
+def state_dir(root: Path, explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--state-dir, else MEMORY_CURATOR_STATE, else <user state dir>/vaults/<vault id>.
+
+    An explicit folder is used as it is: it is this vault's state folder.
+    """
+    chosen = explicit or os.environ.get("MEMORY_CURATOR_STATE")
+    folder = Path(chosen).expanduser() if chosen else Path(platformdirs.user_state_dir(APP)) / "vaults" / vault_id(root)
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise CuratorError(f"{folder}: cannot create the state directory: {exc.strerror}") from None
+    return folder.resolve()
+
+
+@contextmanager
+def sweep_lock(folder: Path, clock: Clock, wait: bool = False) -> Iterator[None]:
+    """Exclusive flock; the kernel releases it on any exit, kill -9 included. Its holder and
+    `since` (from `clock`) are written into the file for messages and `doctor`."""
+    path = folder / "lock"
+    handle: IO[str] = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole sweep
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            raise LockBusy(f"another sweep holds the lock ({lock_holder(folder) or 'unknown holder'})") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": iso(clock.now())}))
+        handle.flush()
+        yield
+    finally:
+        handle.close()
+
+
+def lock_holder(folder: Path) -> str | None:
+    """Who holds (or last held) the lock, for messages and `doctor`."""
+    try:
+        info = json.loads((folder / "lock").read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        return None
+    if not info:
+        return None
+    return f"pid {info.get('pid')} on {info.get('host')} since {info.get('since')}"
+
+
+def lock_is_free(folder: Path) -> bool:
+    path = folder / "lock"
+    if not path.exists():
+        return True
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return True

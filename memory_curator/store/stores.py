@@ -1,0 +1,83 @@
+"""Small stores in the state directory that sweeps, `undo` and `restore` share.
+
+- preimages: content-addressed bytes of every candidate acted on and of every note before a
+  patch, so `undo` and `restore` can put exact bytes back;
+- the needs-review ledger: inbox path -> the hash a sweep (or a person's restore/undo) left
+  the item with; later sweeps skip an item until its bytes change;
+- sightings: inbox path -> the size and mtime a sweep first saw it with, and when (by the
+  sweep's clock), so a file whose mtime cannot be trusted (in the future) settles after
+  `settle_seconds` of being seen unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from memory_curator.core.notes import content_hash
+from memory_curator.store import writer
+
+LEDGER = "reviewed.json"
+SIGHTINGS = "sightings.json"
+
+
+def save_preimage(state: Path, data: bytes) -> str:
+    """Keep `data` at `<state>/preimages/<sha256 hex>` (atomic, never overwritten); returns its hash."""
+    digest = content_hash(data)
+    path = state / "preimages" / digest.removeprefix("sha256:")
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):
+            writer.create(path, data)
+    return digest
+
+
+def load_ledger(state: Path) -> dict[str, str]:
+    try:
+        data = json.loads((state / LEDGER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def save_ledger(root: Path, state: Path, reviewed: dict[str, str]) -> None:
+    """Forget items that left the inbox; write the rest atomically."""
+    kept = {k: v for k, v in reviewed.items() if (root / k).is_file()}
+    writer.write_state_file(state / LEDGER, json.dumps(kept, sort_keys=True).encode("utf-8"))
+
+
+def hold_for_review(root: Path, state: Path, items: dict[str, str]) -> None:
+    """Inbox items a person put back (restore, undo): later sweeps leave each one alone
+    until its bytes change, like an item a sweep flagged."""
+    save_ledger(root, state, {**load_ledger(state), **items})
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """A file as a sweep first saw it: same size and mtime since then means unchanged since `seen`."""
+
+    size: int
+    mtime_ns: int
+    seen: float  # epoch seconds by the sweep's clock
+
+    def same(self, size: int, mtime_ns: int) -> bool:
+        return (self.size, self.mtime_ns) == (size, mtime_ns)
+
+
+def load_sightings(state: Path) -> dict[str, Sighting]:
+    """What earlier sweeps saw; an unreadable or damaged store only restarts the observations."""
+    try:
+        data = json.loads((state / SIGHTINGS).read_text(encoding="utf-8"))
+        return {str(k): Sighting(int(v["size"]), int(v["mtime_ns"]), float(v["seen"])) for k, v in data.items()}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def save_sightings(root: Path, state: Path, sightings: dict[str, Sighting]) -> None:
+    """Forget files that left the inbox; write atomically, and only when something changed."""
+    kept = {k: v for k, v in sightings.items() if (root / k).is_file()}
+    if kept == load_sightings(state):
+        return
+    data = {k: asdict(v) for k, v in sorted(kept.items())}
+    writer.write_state_file(state / SIGHTINGS, json.dumps(data).encode("utf-8"))
