@@ -20,6 +20,7 @@ from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from memory_curator.cli.app import cli
+from memory_curator.commands.context import Seams
 from memory_curator.core.clock import Clock, FixedClock
 
 REPO = Path(__file__).resolve().parent.parent
@@ -118,10 +119,11 @@ def write_candidate() -> Callable[..., Path]:
 
 @pytest.fixture
 def invoke() -> Callable[..., Result]:
-    """The CLI in-process; `clock=` is the one clock it passes down (default: the system's)."""
+    """The CLI in-process; `clock=` is the one clock it passes down (default: the system's),
+    `seams=` all it takes from the world (a fixed clock, failing file operations, a fake judge)."""
 
-    def run(*args: str, input: str | None = None, clock: Clock | None = None) -> Result:
-        return CliRunner().invoke(cli, list(args), input=input, obj=clock, catch_exceptions=False)
+    def run(*args: str, input: str | None = None, clock: Clock | None = None, seams: Seams | None = None) -> Result:
+        return CliRunner().invoke(cli, list(args), input=input, obj=seams or clock, catch_exceptions=False)
 
     return run
 

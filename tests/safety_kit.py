@@ -143,6 +143,15 @@ def assert_conserved(root: Path, markers: dict[str, str], state: Path | None = N
             assert not notes.parse(path.read_bytes()).unclosed, f"torn: {path}"
 
 
+def assert_in_one_place(root: Path, markers: dict[str, str]) -> None:
+    """Invariant 1 whatever a person did since (restore, undo): each candidate's content in
+    exactly one place, whole."""
+    seen = census(root)
+    for marker in markers:
+        assert len(seen.get(marker, [])) == 1, f"{marker} in {seen.get(marker)}"
+        assert_whole(root / seen[marker][0], marker)
+
+
 def assert_whole(path: Path, marker: str) -> None:
     data = path.read_bytes()
     note = notes.parse(data)
@@ -162,13 +171,20 @@ def normalized(root: Path) -> dict[str, bytes]:
 
 class FaultyOS:
     """`os` as the writer sees it, with `op` raising `error()` on its k-th call (k=0: never;
-    the calls are counted either way), or on every call from the k-th on (`sticky`)."""
+    the calls are counted either way), or on every call from the k-th on (`sticky`). With
+    `when`, only the calls whose arguments it accepts count (`unlink` of the inbox file)."""
 
     def __init__(
-        self, op: str, k: int = 0, error: Callable[[], BaseException] | None = None, sticky: bool = False
+        self,
+        op: str,
+        k: int = 0,
+        error: Callable[[], BaseException] | None = None,
+        sticky: bool = False,
+        when: Callable[..., bool] | None = None,
     ) -> None:
         self.op, self.k, self.sticky, self.calls, self.fired = op, k, sticky, 0, False
         self.error = error or (lambda: OSError("injected"))
+        self.when = when
 
     def __getattr__(self, name: str) -> Any:
         real = getattr(os, name)
@@ -176,6 +192,8 @@ class FaultyOS:
             return real
 
         def call(*args: Any, **kwargs: Any) -> Any:
+            if self.when is not None and not self.when(*args, **kwargs):
+                return real(*args, **kwargs)
             self.calls += 1
             if self.calls == self.k or (self.sticky and 0 < self.k <= self.calls):
                 self.fired = True

@@ -24,7 +24,7 @@ def test_check_a_file_changes_nothing(vault: Path, invoke, write_candidate) -> N
     before = snapshot(vault)
     result = invoke("check", str(path), "--json", "--explain")
     assert result.exit_code == 0
-    out = json.loads(result.output)
+    out = json.loads(result.output)["data"]
     assert out["verdict"] == "promote"
     assert out["target_path"] == "facts/copilot/data-handling.md"
     assert out["inbox_path"] == "_inbox/agent-a/c.md"
@@ -39,13 +39,13 @@ def test_check_stdin_note_and_json_payload(vault: Path, invoke) -> None:
     as_note = invoke(
         "check", "-", "--vault", str(vault), "--json", input=FACT.replace("confidence: 2", "confidence: 1")
     )
-    assert json.loads(as_note.output)["verdict"] == "needs_review"
+    assert json.loads(as_note.output)["data"]["verdict"] == "needs_review"
     payload = {
         "frontmatter": {"type": "fact", "entity": "x", "predicate": "y", "value": "z", "confidence": 1},
         "body": "no source",
     }
     as_json = invoke("check", "-", "--vault", str(vault), "--json", input=json.dumps(payload))
-    out = json.loads(as_json.output)
+    out = json.loads(as_json.output)["data"]
     assert (out["verdict"], out["rule"]) == ("drop", "low-confidence-unsourced")
 
 

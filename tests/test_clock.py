@@ -69,7 +69,8 @@ def test_the_cli_passes_its_clock_down(vault: Path, invoke, write_candidate) -> 
     assert json.loads((state / "lock").read_text())["since"] == "2026-11-30T12:00:00Z"
 
     def since(text: str) -> int:
-        return json.loads(invoke("log", "--vault", str(vault), "--json", "--since", text, clock=clock).output)["count"]
+        out = invoke("log", "--vault", str(vault), "--json", "--since", text, clock=clock).output
+        return json.loads(out)["data"]["count"]
 
     assert since("1h") == len(actions) > 1
     clock.advance(2 * 3600)

@@ -16,7 +16,9 @@ from conftest import REPO
 
 HEADER = (
     "# Command line\n\nGenerated from `--help` (a test keeps it exact). Exit codes: 0 done, 1 configuration or\n"
-    "rules error, 2 usage error, 75 another sweep holds the lock.\n"
+    "rules error, 2 usage error, 3 internal error, 75 another sweep holds the lock, 130 interrupted.\n"
+    '`run --json` prints the spec\'s shape; every other `--json` prints `{"version": 1, "command": ..., "data": ...}`\n'
+    "([architecture.md](architecture.md#output-and-exit-codes)).\n"
 )
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from fake_schedulers import Fakes, install_fakes
 
+from memory_curator.cli.render import finding_line
 from memory_curator.commands import doctor, schedule
 from memory_curator.commands.doctor import Finding, Machine
 from memory_curator.core.clock import FixedClock
@@ -43,7 +44,7 @@ def problems(findings: list[Finding]) -> list[Finding]:
 
 def only_problem(findings: list[Finding], topic: str) -> Finding:
     found = problems(findings)
-    assert [f.topic for f in found] == [topic], [f.line() for f in findings]
+    assert [f.topic for f in found] == [topic], [finding_line(f) for f in findings]
     assert found[0].fix, "every problem says how to fix it"
     return found[0]
 
@@ -66,7 +67,7 @@ def test_a_healthy_scheduled_vault_has_no_problem(vault: Path, invoke) -> None:
     log_line(state, NOW - dt.timedelta(minutes=10), exit=0, result={"processed": 2, "promoted": 1, "dropped": 1})
     findings = diagnose(vault)
     assert problems(findings) == []
-    lines = [f.line() for f in findings]
+    lines = [finding_line(f) for f in findings]
     assert "ok      schedule: cron every 15m (crontab)" in lines
     assert any(line.startswith("ok      last run: 2026-11-30 11:50:00Z: 2 processed (1 promoted") for line in lines)
 
@@ -82,7 +83,7 @@ def test_cli_exits_1_with_one_line_per_problem(vault: Path, invoke) -> None:
     bad = [line for line in result.output.splitlines() if line.startswith("PROBLEM")]
     assert len(bad) == 1
     assert "inbox-rules.md" in bad[0] and " — fix: " in bad[0]
-    data = json.loads(invoke("doctor", "--vault", str(vault), "--json").output)
+    data = json.loads(invoke("doctor", "--vault", str(vault), "--json").output)["data"]
     assert [d["topic"] for d in data if d["level"] == "problem"] == ["rules"]
 
 
@@ -144,7 +145,7 @@ def test_problem_lock_held_for_hours(vault: Path) -> None:
         found = only_problem(diagnose(vault), "lock")
         assert f"pid {os.getpid()}" in found.message and "exits 75" in found.message
         recent = diagnose(vault, now=dt.datetime(2026, 11, 30, 9, 5, tzinfo=dt.UTC))
-        assert [f.line() for f in recent if f.topic == "lock"] == [
+        assert [finding_line(f) for f in recent if f.topic == "lock"] == [
             f"ok      lock: a sweep is running now (pid {os.getpid()} on {info['host']} since 2026-11-30T09:00:00Z)"
         ]
     assert [f.level for f in diagnose(vault) if f.topic == "lock"] == ["ok"]
@@ -226,7 +227,7 @@ def test_problem_installed_but_never_ran(vault: Path, fakes: Fakes, invoke) -> N
     assert found.message == "systemd job installed 2026-11-30 11:00Z but no sweep was ever logged"
     assert "loginctl enable-linger" in (found.fix or "")
     fresh = diagnose(vault, now=installed_at + dt.timedelta(minutes=10))
-    assert [f.line() for f in fresh if f.topic == "last run"] == ["ok      last run: not run yet"]
+    assert [finding_line(f) for f in fresh if f.topic == "last run"] == ["ok      last run: not run yet"]
 
 
 # --- warnings: worth knowing, not failures ------------------------------------------------------------
@@ -245,7 +246,7 @@ def test_warnings(vault: Path, invoke) -> None:
     rules = vault / "_meta/inbox-rules.md"
     rules.write_text(rules.read_text().replace("\nsettings:\n", "\nsettings:\n  curator_host: mini\n", 1))
     assert warnings(diagnose(vault, hostname="laptop"))["host"].startswith("not the curator host")
-    assert [f.line() for f in diagnose(vault, hostname="Mini.local") if f.topic == "host"] == [
+    assert [finding_line(f) for f in diagnose(vault, hostname="Mini.local") if f.topic == "host"] == [
         "ok      host: this is the curator host (mini)"
     ]
 

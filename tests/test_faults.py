@@ -15,8 +15,11 @@ import pytest
 from safety_kit import KINDS, FaultyOS, assert_conserved, assert_nothing_lost, new_vault, populate, temps
 
 from memory_curator.commands import sweep
+from memory_curator.commands.context import Context, Seams
 from memory_curator.store import journal as journal_mod
-from memory_curator.store import writer
+from memory_curator.store.writer import Files
+
+pytestmark = pytest.mark.slow  # each case sweeps a populated vault twice, ~1-3 s: run by .ci/run, not by default
 
 OPS = ("write", "fsync", "link", "replace", "unlink")
 ERRORS: dict[str, Callable[[], OSError]] = {
@@ -40,8 +43,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     return root, populate(root, KINDS)
 
 
-def _sweep(root: Path, state: Path) -> sweep.SweepResult:
-    return sweep.run(root, None, sweep.Options(use_judge=False, state_dir=str(state)))
+def _sweep(root: Path, state: Path, os_module: object = os) -> sweep.SweepResult:
+    ctx = Context.build(root, str(state), Seams(files=Files(os_module)))
+    return sweep.run(ctx, None, sweep.Options(use_judge=False))
 
 
 def _fresh(template: tuple[Path, dict[str, str]], where: Path) -> tuple[Path, Path]:
@@ -52,30 +56,26 @@ def _fresh(template: tuple[Path, dict[str, str]], where: Path) -> tuple[Path, Pa
     return root, where / "state"
 
 
-def _calls(template: tuple[Path, dict[str, str]], where: Path, op: str, monkeypatch: pytest.MonkeyPatch) -> int:
+def _calls(template: tuple[Path, dict[str, str]], where: Path, op: str) -> int:
     root, state = _fresh(template, where)
     counter = FaultyOS(op)
-    monkeypatch.setattr(writer, "os", counter)
-    result = _sweep(root, state)
-    monkeypatch.setattr(writer, "os", os)
+    result = _sweep(root, state, counter)
     assert not result.errors and result.totals()["processed"] == len(KINDS)
     return counter.calls
 
 
 @pytest.mark.parametrize("error", sorted(ERRORS))
 @pytest.mark.parametrize("op", OPS)
-def test_each_operation_failing_in_turn(template, tmp_path: Path, monkeypatch, op: str, error: str) -> None:
+def test_each_operation_failing_in_turn(template, tmp_path: Path, op: str, error: str) -> None:
     markers = template[1]
     kind_of = {f"_inbox/agent-a/{kind}-{m}.md": kind for m, kind in markers.items()}
-    total = _calls(template, tmp_path / "count", op, monkeypatch)
+    total = _calls(template, tmp_path / "count", op)
     assert total >= 1
     failed: set[str] = set()
     for k in range(1, total + 1):
         root, state = _fresh(template, tmp_path / "run")
         faulty = FaultyOS(op, k, ERRORS[error])
-        monkeypatch.setattr(writer, "os", faulty)
-        first = _sweep(root, state)
-        monkeypatch.setattr(writer, "os", os)
+        first = _sweep(root, state, faulty)
         assert faulty.fired
         where = f"{op} #{k} ({error})"
 
@@ -96,11 +96,10 @@ def test_each_operation_failing_in_turn(template, tmp_path: Path, monkeypatch, o
     assert failed >= USES[op], f"{op}: never failed {USES[op] - failed}"
 
 
-def test_a_full_journal_disk_fails_every_candidate_and_moves_nothing(template, tmp_path: Path, monkeypatch) -> None:
+def test_a_full_journal_disk_fails_every_candidate_and_moves_nothing(template, tmp_path: Path) -> None:
     root, state = _fresh(template, tmp_path)
     before = sorted(p.relative_to(root) for p in root.rglob("*"))
-    monkeypatch.setattr(writer, "os", FaultyOS("write", 1, ERRORS["ENOSPC"], sticky=True))
-    result = _sweep(root, state)
+    result = _sweep(root, state, FaultyOS("write", 1, ERRORS["ENOSPC"], sticky=True))
     assert len(result.errors) == len(KINDS)
     assert all("No space left on device" in e.error for e in result.errors)
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory_curator.commands.context import Context
 from memory_curator.commands.sweep import Options, run
 from memory_curator.core import candidate as cand
 from memory_curator.core import notes
@@ -321,7 +322,7 @@ def test_a_near_duplicate_leaves_novel_undecided_and_never_drops(vault: Path, tm
     unrelated = candidate(vault, fact("other", value="Ships on Tuesdays.", body="Wholly unrelated prose."))
     assert not gather_facts(unrelated, querier).near_duplicate
     inbox = write(vault, "_inbox/agent-a/near.md", fact("zephyrine", value="Retries idempotent calls.", body=edited))
-    result = run(vault, inbox.parent, Options(use_judge=False, state_dir=str(state)))
+    result = run(Context.build(vault, str(state)), inbox.parent, Options(use_judge=False))
     (action,) = [a for agent in result.agents for a in agent.actions]
     assert action.verdict == "needs_review" and action.criteria["novel"] is None
     assert "near-duplicate of research/vendors/zephyrine.md" in action.reason
@@ -431,7 +432,7 @@ def test_a_promotion_is_visible_to_later_candidates_of_the_same_sweep(
     text = fact("zephyrine", value="Retries idempotent calls.", body=LONG_BODY)
     write_candidate(vault, "a-first.md", text)
     write_candidate(vault, "b-again.md", text)
-    result = run(vault, None, Options(use_judge=False, state_dir=str(state), dry_run=dry_run))
+    result = run(Context.build(vault, str(state)), None, Options(use_judge=False, dry_run=dry_run))
     verdicts = {Path(a.inbox_path).name: (a.verdict, a.reason) for agent in result.agents for a in agent.actions}
     assert verdicts["a-first.md"][0] == "promote"
     assert verdicts["b-again.md"] == ("drop", "already known and unchanged (facts/zephyrine/data-handling.md)")
@@ -445,7 +446,7 @@ def test_an_empty_inbox_never_opens_the_index(vault: Path, tmp_path: Path) -> No
     for path in (vault / "_inbox").rglob("*.md"):
         path.unlink()
     state = state_of(tmp_path)
-    run(vault, None, Options(use_judge=False, state_dir=str(state)))
+    run(Context.build(vault, str(state)), None, Options(use_judge=False))
     assert not (state / "index.sqlite3").exists()
 
 
@@ -453,7 +454,7 @@ def test_a_sweep_with_candidates_refreshes_the_index(vault: Path, tmp_path: Path
     state = state_of(tmp_path)
     querier_for(vault, state)
     write(vault, "facts/acme/fresh.md", fact("acme", "fresh"))
-    run(vault, None, Options(use_judge=False, state_dir=str(state)))
+    run(Context.build(vault, str(state)), None, Options(use_judge=False))
     paths = {p for (p,) in sqlite3.connect(state / "index.sqlite3").execute("SELECT path FROM notes")}
     assert "facts/acme/fresh.md" in paths
 
@@ -466,13 +467,13 @@ def test_query_and_index_commands(vault: Path, tmp_path: Path, invoke: Callable[
     common = ["--vault", str(vault), "--state-dir", state]
     out = invoke("query", "Obsidian", "File Format", "--json", *common)
     assert out.exit_code == 0, out.output
-    data = json.loads(out.output)
+    data = json.loads(out.output)["data"]
     assert data["kind"] == "key" and data["query"] == "facts/obsidian/file-format.md"
     assert data["results"][0]["value"] == "Obsidian stores notes as plain Markdown files in a local folder."
     out = invoke("query", "--slug", "Ada Lovelace", *common)
     assert out.output.startswith("persons/ada-lovelace.md  (persons)")
     out = invoke("query", "--text", "plain markdown files", "--json", *common)
-    assert json.loads(out.output)["results"][0]["path"] == "facts/obsidian/file-format.md"
+    assert json.loads(out.output)["data"]["results"][0]["path"] == "facts/obsidian/file-format.md"
     out = invoke("query", "--date", "2026-05-01", *common)
     assert "events/2026/2026-05-01-vault-kickoff.md" in out.output
     assert "no note matches" in invoke("query", "nobody", "nothing", *common).output
@@ -481,9 +482,9 @@ def test_query_and_index_commands(vault: Path, tmp_path: Path, invoke: Callable[
     missing = run_installed("index", "stats", "--state-dir", str(tmp_path / "new"), cwd=vault)
     assert missing.returncode == 1 and "no index yet" in missing.stderr and "Traceback" not in missing.stderr
     write(vault, "notes/broken.md", "---\na: [\n---\nbody\n")
-    rebuilt = json.loads(invoke("index", "rebuild", "--json", *common).output)
+    rebuilt = json.loads(invoke("index", "rebuild", "--json", *common).output)["data"]
     assert rebuilt["rebuilt"] and rebuilt["notes"] == ix.Index(vault, load_for_vault(vault), Path(state)).count()
-    stats = json.loads(invoke("index", "stats", "--json", *common).output)
+    stats = json.loads(invoke("index", "stats", "--json", *common).output)["data"]
     assert stats["path"] == str(Path(state) / "index.sqlite3") and stats["surfaces"]["facts"] == 1
     assert [p["path"] for p in stats["problems"]] == ["notes/broken.md"]
     assert "read by body only: notes/broken.md" in invoke("index", "stats", *common).output

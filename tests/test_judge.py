@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -22,8 +24,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from memory_curator.cli.app import cli
-from memory_curator.commands import sweep as sweep_mod
+from memory_curator.commands.context import Context, Seams
 from memory_curator.core.candidate import build
+from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.decide import JudgeVerdict, decide
 from memory_curator.core.errors import CuratorError, RulesError
 from memory_curator.core.facts import Neighbour, gather_facts
@@ -32,6 +35,7 @@ from memory_curator.index.file_querier import FileQuerier
 from memory_curator.judge import client as judge_mod
 from memory_curator.judge import prompt as judge_prompt
 from memory_curator.store.rules_file import load_for_vault
+from memory_curator.store.writer import FILES, Files
 
 from conftest import age
 
@@ -150,31 +154,45 @@ class NeighbourQuerier(FileQuerier):
         return [Neighbour(p, Path(p).stem, 1.0) for p in paths][:k]
 
 
-def wire_fake_api(monkeypatch: pytest.MonkeyPatch, model: FakeModel, links: dict[str, list[str]]) -> None:
-    """The real judge from the environment (a key set), its SDK talking to `model` through
-    httpx2's mock transport; the neighbours each candidate is shown are fixed by `links`."""
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setattr(
-        sweep_mod, "make_querier", lambda root, rules, *_, **__: NeighbourQuerier(root, rules, links=links)
-    )
-    real = judge_mod.from_environment
+def wire_fake_api(
+    model: FakeModel, links: dict[str, list[str]], clock: Clock | None = None, files: Files = FILES
+) -> Seams:
+    """The seams of a run whose real judge (a key set) has its SDK talking to `model` through
+    httpx2's mock transport, and whose querier shows each candidate the neighbours `links` fixes."""
 
-    def wired(settings: JudgeSettings, state: Path, clock: Any = None) -> judge_mod.AnthropicJudge | None:
-        judge = real(settings, state, clock)
+    def wired(ctx: Context, settings: JudgeSettings) -> judge_mod.AnthropicJudge | None:
+        judge = judge_mod.from_environment(settings, ctx.state, ctx.clock, ctx.env, ctx.files)
         if judge is not None:
             judge.http_client = httpx2.Client(transport=httpx2.MockTransport(model.handle))
         return judge
 
-    monkeypatch.setattr(judge_mod, "from_environment", wired)
+    env = {**os.environ, "ANTHROPIC_API_KEY": "test-key"}
+    querier = lambda ctx, rules: NeighbourQuerier(ctx.root, rules, links=links)  # noqa: E731
+    return Seams(clock=clock or SystemClock(), files=files, env=env, judge=wired, querier=querier)
+
+
+@dataclass(frozen=True)
+class SpiedFiles(Files):
+    """The real file operations, noting each state file written."""
+
+    written: list[Path] = field(default_factory=list)
+
+    def write_state_file(self, path: Path, data: bytes) -> None:
+        self.written.append(path)
+        super().write_state_file(path, data)
 
 
 @pytest.fixture
 def judged(vault: Path, write_candidate, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    """A vault with a curated neighbour note, a key, and the SDK wired to a FakeModel."""
+    """A vault with a curated neighbour note, a key, and the SDK wired to a FakeModel. The SDK is
+    imported here (~2 s on this machine, paid before the judge's deadline starts), so a test that
+    times a sweep times the sweep, whichever test of the process imports it first."""
+    import anthropic  # noqa: F401
     (vault / NEIGHBOUR).write_text(CURATED, encoding="utf-8")
     links: dict[str, list[str]] = {}
     model = FakeModel(answering(all_promote))
-    wire_fake_api(monkeypatch, model, links)
+    spied = SpiedFiles()
+    seams = wire_fake_api(model, links, files=spied)
     state = tmp_path / "state"
 
     def candidates(count: int, bodies: dict[int, str] | None = None) -> None:
@@ -183,10 +201,15 @@ def judged(vault: Path, write_candidate, monkeypatch: pytest.MonkeyPatch, tmp_pa
 
     def run(*extra: str) -> tuple[Result, dict[str, Any]]:
         args = ["run", "_inbox/agent-a", "--vault", str(vault), "--json", "--state-dir", str(state)]
-        result = CliRunner().invoke(cli, [*args, "--judge-set", "max_retries=0", *extra], catch_exceptions=False)
+        args += ["--judge-set", "max_retries=0", *extra]
+        result = CliRunner().invoke(cli, args, obj=seams, catch_exceptions=False)
         return result, json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}
 
-    return SimpleNamespace(vault=vault, model=model, links=links, candidates=candidates, run=run, state=state)
+    env = seams.env
+    assert isinstance(env, dict)  # what a test sets or removes reaches the next run
+    return SimpleNamespace(
+        vault=vault, model=model, links=links, candidates=candidates, run=run, state=state, env=env, files=spied
+    )
 
 
 def by_name(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -481,8 +504,8 @@ def test_chunks_and_prompt_caching(judged) -> None:
 
 def test_settings_reach_the_request(judged, monkeypatch: pytest.MonkeyPatch) -> None:
     judged.candidates(1)
-    monkeypatch.setenv("MEMORY_CURATOR_JUDGE_MODEL", "from-env")
-    monkeypatch.setenv("MEMORY_CURATOR_JUDGE_MAX_TOKENS", "999")
+    judged.env["MEMORY_CURATOR_JUDGE_MODEL"] = "from-env"
+    judged.env["MEMORY_CURATOR_JUDGE_MAX_TOKENS"] = "999"
     judged.run("--judge-set", "model=from-flag", "--judge-set", "effort=low")
     body = judged.model.requests[0]
     assert (body["model"], body["max_tokens"], body["output_config"]["effort"]) == ("from-flag", 999, "low")
@@ -493,7 +516,7 @@ def test_the_judge_is_inert_when_off(judged, monkeypatch: pytest.MonkeyPatch, ho
     judged.candidates(2)
     extra: list[str] = []
     if how == "no key":
-        monkeypatch.delenv("ANTHROPIC_API_KEY")
+        del judged.env["ANTHROPIC_API_KEY"]
     elif how == "--no-judge":
         extra = ["--no-judge"]
     elif how == "flag":
@@ -593,6 +616,7 @@ def test_a_renamed_known_rule_keeps_a_judged_duplicate(vault: Path) -> None:
 # --- the sweep's deadline (design §6, invariant 7) ------------------------------------------------
 
 
+@pytest.mark.slow  # waits out its 1 s deadline against a 5 s drip
 def test_the_deadline_cuts_a_slow_drip(judged) -> None:
     """Bytes keep arriving (so no per-read timeout ever fires), yet the sweep stops at its deadline."""
     judged.candidates(2)
@@ -622,6 +646,7 @@ def test_the_deadline_cuts_a_slow_drip(judged) -> None:
     assert not (judged.state / judge_mod.CACHE_FILE).exists(), "failures are not cached"
 
 
+@pytest.mark.slow  # waits out its 1.5 s deadline
 def test_requests_after_the_deadline_are_not_sent(judged) -> None:
     judged.candidates(3)
     fast = judged.model.reply
@@ -736,19 +761,9 @@ def test_a_huge_reason_reaches_the_journal_cut(judged) -> None:
     assert (judged.state / judge_mod.CACHE_FILE).stat().st_size < 5_000
 
 
-def test_the_cache_is_written_with_the_state_file_recipe(judged, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory_curator.store import writer
-
-    written: list[Path] = []
-    real = writer.write_state_file
-
-    def spy(path: Path, data: bytes) -> None:
-        written.append(path)
-        real(path, data)
-
-    monkeypatch.setattr(writer, "write_state_file", spy)
+def test_the_cache_is_written_with_the_state_file_recipe(judged) -> None:
     judged.candidates(1)
     judged.run()
-    assert written.count(judged.state / judge_mod.CACHE_FILE) == 1
+    assert judged.files.written.count(judged.state / judge_mod.CACHE_FILE) == 1
     assert json.loads((judged.state / judge_mod.CACHE_FILE).read_text())
     assert [p.name for p in judged.state.iterdir() if p.name.endswith(".tmp")] == []

@@ -16,6 +16,10 @@ import pytest
 
 from conftest import run_installed
 
+# each test starts the installed CLI (and the SDK) against a real socket and waits out real
+# timeouts and deadlines, 2.5-5 s apiece: run by .ci/run, not by default
+pytestmark = pytest.mark.slow
+
 CANDIDATE = """---
 type: insight
 title: Sweeps before standups

@@ -17,6 +17,7 @@ import pytest
 from safety_kit import KINDS, assert_conserved, new_vault, normalized, populate
 
 from memory_curator.commands import sweep
+from memory_curator.commands.context import Context
 
 TRIALS = 30
 PER_TRIAL = 40  # 1,200 candidates across the trials
@@ -53,7 +54,7 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     template = new_vault(tmp_path / "template")
     markers = populate(template, [KINDS[i % len(KINDS)] for i in range(PER_TRIAL)])
     shutil.copytree(template, tmp_path / "reference")
-    sweep.run(tmp_path / "reference", None, sweep.Options(use_judge=False, state_dir=str(tmp_path / "ref-state")))
+    sweep.run(Context.build(tmp_path / "reference", str(tmp_path / "ref-state")), None, sweep.Options(use_judge=False))
     reference = normalized(tmp_path / "reference")
 
     at_kill: list[tuple[int, int]] = []
@@ -65,7 +66,7 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
         at_kill.append(_progress(state))
         if rng.random() < 0.3:  # kill the next sweep too, during its recovery or soon after
             _kill_after(_start(root, state), state, 0, rng.uniform(0.05, 0.4))
-        final = sweep.run(root, None, sweep.Options(use_judge=False, state_dir=str(state)))
+        final = sweep.run(Context.build(root, str(state)), None, sweep.Options(use_judge=False))
         assert not final.errors, (where, final.errors)
         try:
             assert_conserved(root, markers, state)

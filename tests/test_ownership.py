@@ -18,6 +18,7 @@ from test_judge import FakeModel, answer, answering, insight, wire_fake_api
 
 from memory_curator.cli.app import cli
 from memory_curator.commands import sweep as sweep_mod
+from memory_curator.commands.context import Context, Seams, fixed_judge
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.notes import parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load, load_for_vault
@@ -45,7 +46,7 @@ def persons_notes(vault: Path) -> None:
         (vault / rel).write_text(text, encoding="utf-8")
 
 
-def fake_api(vault: Path, monkeypatch: pytest.MonkeyPatch, links: dict[str, list[str]], relation: str) -> FakeModel:
+def fake_api(links: dict[str, list[str]], relation: str) -> tuple[FakeModel, Seams]:
     """The real judge over a fake provider that answers `relation` of the first note it was
     shown; the neighbours each candidate is shown are fixed by `links` (file name -> paths)."""
 
@@ -53,13 +54,12 @@ def fake_api(vault: Path, monkeypatch: pytest.MonkeyPatch, links: dict[str, list
         return [answer(cid, relation, notes[0] if notes else None, reason="the first note I was shown")]
 
     model = FakeModel(answering(plan))
-    wire_fake_api(monkeypatch, model, links)
-    return model
+    return model, wire_fake_api(model, links)
 
 
-def sweep_json(vault: Path, *extra: str) -> dict[str, Any]:
+def sweep_json(vault: Path, *extra: str, seams: Seams | None = None) -> dict[str, Any]:
     args = ["run", "_inbox/agent-a", "--vault", str(vault), "--json", "--judge-set", "max_retries=0", *extra]
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    result = CliRunner().invoke(cli, args, obj=seams, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -73,12 +73,12 @@ def test_the_judge_cannot_patch_any_note_not_marked_human(
     persons_notes(vault)
     targets = [RULES, DIARY, DAILY, "decisions/keep-notes-in-markdown.md"]
     links = {f"insight-{n:02d}.md": [target] for n, target in enumerate(targets, 1)}
-    model = fake_api(vault, monkeypatch, links, "extends")
+    model, seams = fake_api(links, "extends")
     for number in range(1, len(targets) + 1):
         write_candidate(vault, f"insight-{number:02d}.md", insight(number))
     before = {rel: (vault / rel).read_bytes() for rel in targets}
 
-    out = sweep_json(vault)
+    out = sweep_json(vault, seams=seams)
     assert len(model.requests) == 1 and out["patched"] == 0
     for action in out["actions"]:
         assert action["verdict"] == "needs_review", action
@@ -93,10 +93,10 @@ def test_the_judge_cannot_call_a_duplicate_of_a_note_it_may_not_change(
     """Three unrelated insights, each "a duplicate" of the rules file: under the breaker's
     minimum, yet none is dropped."""
     links = {f"insight-{n:02d}.md": [RULES] for n in (1, 2, 3)}
-    fake_api(vault, monkeypatch, links, "duplicate")
+    _, seams = fake_api(links, "duplicate")
     for number in (1, 2, 3):
         write_candidate(vault, f"insight-{number:02d}.md", insight(number))
-    out = sweep_json(vault)
+    out = sweep_json(vault, seams=seams)
     assert out["dropped"] == 0 and out["needs_review"] == 3, out
     assert all("is not one of the notes it may change" in a["reason"] for a in out["actions"])
     assert not (vault / "_inbox/.dropped").exists()
@@ -130,8 +130,8 @@ def test_the_circuit_breaker_withholds_a_judge_drop_outside_its_reach_whatever_t
     def judge(candidates, rules, querier):
         return {c.inbox_path: named[Path(c.inbox_path).name] for c in candidates}, {"requests": 1}
 
-    options = sweep_mod.Options(state_dir=str(tmp_path / "state"))
-    result = sweep_mod.run(vault, vault / "_inbox/agent-a", options, judge=judge)
+    ctx = Context.build(vault, str(tmp_path / "state"), Seams(judge=fixed_judge(judge)))
+    result = sweep_mod.run(ctx, vault / "_inbox/agent-a", sweep_mod.Options())
     actions = result.agents[0].actions
     assert [a.verdict for a in actions] == ["needs_review"] * 3, actions
     assert all("is not one of the notes it may change" in a.reason for a in actions)
@@ -221,7 +221,7 @@ def test_resolve_patch_into_a_persons_plain_note_needs_a_terminal_or_yes(
     assert code == 1 and "written by a person" in err and "--yes" in err and len(err.strip().splitlines()) == 1
     assert snapshot(vault) == before
 
-    out = json.loads(invoke("resolve", str(ada), "--patch", DIARY, "--yes", "--json").output)
+    out = json.loads(invoke("resolve", str(ada), "--patch", DIARY, "--yes", "--json").output)["data"]
     assert out["verdict"] == "patch" and out["target_path"] == DIARY and not ada.exists()
     fm = parse((vault / DIARY).read_text(encoding="utf-8")).frontmatter
     assert "https://example.com/ada-new" in str(fm) and fm["tags"] == ["diary"]
@@ -238,10 +238,10 @@ def test_resolve_patch_into_a_persons_plain_note_needs_a_terminal_or_yes(
 def test_resolve_on_a_terminal_shows_the_diff_and_asks(
     vault: Path, invoke, write_candidate, state: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memory_curator.commands import review as review_mod
+    from memory_curator.cli import review as review_ui
 
     persons_notes(vault)
-    monkeypatch.setattr(review_mod, "on_terminal", lambda: True, raising=False)
+    monkeypatch.setattr(review_ui, "on_terminal", lambda: True)
     ada = write_candidate(vault, "ada.md", ADA)
     result = CliRunner().invoke(cli, ["resolve", str(ada), "--patch", DIARY], input="n\n")
     assert result.exit_code == 1 and "+source_url: https://example.com/ada-new" in result.output

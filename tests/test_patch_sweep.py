@@ -8,11 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from safety_kit import FaultyOS
 
 from memory_curator.commands import sweep as sweep_mod
+from memory_curator.commands.context import Context, Seams, fixed_judge
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.notes import parse
-from memory_curator.store import writer
+from memory_curator.store.writer import Files
 
 from conftest import snapshot
 
@@ -67,7 +69,7 @@ def run(vault: Path, invoke, tmp_path: Path):
     """`memory-curator run _inbox/agent-a --json` with a known state folder."""
     state = tmp_path / "state"
 
-    def go(*extra: str, agent: str = "agent-a") -> dict:
+    def go(*extra: str, agent: str = "agent-a", seams: Seams | None = None) -> dict:
         result = invoke(
             "run",
             str(vault / "_inbox" / agent),
@@ -78,6 +80,7 @@ def run(vault: Path, invoke, tmp_path: Path):
             "--json",
             "--no-judge",
             *extra,
+            seams=seams,
         )
         assert result.exit_code == 0, result.output
         return json.loads(result.output)
@@ -272,16 +275,10 @@ def test_a_person_saving_the_note_mid_patch_wins(vault: Path, write_candidate, r
     assert (vault / NOTE).read_bytes() == edited and inbox.read_text() == ADDS_SOURCE
 
 
-def test_a_patch_cut_before_the_inbox_file_went_is_finished_not_merged_twice(
-    vault: Path, write_candidate, run, monkeypatch
-) -> None:
-    def fail(path, expected):
-        raise OSError(5, "Input/output error")
-
+def test_a_patch_cut_before_the_inbox_file_went_is_finished_not_merged_twice(vault: Path, write_candidate, run) -> None:
     inbox = write_candidate(vault, "more.md", ADDS_SOURCE)
-    with monkeypatch.context() as patch:
-        patch.setattr(writer, "remove", fail)
-        out = run()
+    failing = FaultyOS("unlink", 1, lambda: OSError(5, "Input/output error"), when=lambda path: Path(path) == inbox)
+    out = run(seams=Seams(files=Files(failing)))
     assert out["errors"] and inbox.exists()
     patched = (vault / NOTE).read_bytes()
     run()
@@ -323,10 +320,9 @@ def judged(target: str):
 
 def test_a_judge_extends_verdict_patches_the_neighbour_it_named(vault: Path, write_candidate, tmp_path: Path) -> None:
     write_candidate(vault, "i.md", INSIGHT)
-    options = sweep_mod.Options(state_dir=str(tmp_path / "state"))
-    result = sweep_mod.run(
-        vault, vault / "_inbox/agent-a", options, judge=judged("research/ai-tools/coding-assistants.md")
-    )
+    judge = fixed_judge(judged("research/ai-tools/coding-assistants.md"))
+    ctx = Context.build(vault, str(tmp_path / "state"), Seams(judge=judge))
+    result = sweep_mod.run(ctx, vault / "_inbox/agent-a", sweep_mod.Options())
     (action,) = result.agents[0].actions
     assert (action.verdict, action.target_path) == ("patch", "research/ai-tools/coding-assistants.md")
     text = (vault / "research/ai-tools/coding-assistants.md").read_text()
@@ -341,8 +337,8 @@ def test_a_judge_never_gets_a_human_authored_note_patched(vault: Path, write_can
     human = "insights/agents-need-a-curator.md"
     before = (vault / human).read_bytes()
     inbox = write_candidate(vault, "i.md", INSIGHT)
-    options = sweep_mod.Options(state_dir=str(tmp_path / "state"))
-    (action,) = sweep_mod.run(vault, vault / "_inbox/agent-a", options, judge=judged(human)).agents[0].actions
+    ctx = Context.build(vault, str(tmp_path / "state"), Seams(judge=fixed_judge(judged(human))))
+    (action,) = sweep_mod.run(ctx, vault / "_inbox/agent-a", sweep_mod.Options()).agents[0].actions
     assert action.verdict == "needs_review"
     assert action.reason.endswith(f"judge unavailable: target {human} is not one of the notes it may change")
     assert (vault / human).read_bytes() == before and inbox.exists()

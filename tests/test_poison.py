@@ -18,19 +18,20 @@ from typing import Any
 import pytest
 from click.testing import Result
 from loop_kit import fail
-from safety_kit import words
+from safety_kit import FaultyOS, words
 from test_watch import wait_for, watching
 
 from memory_curator.cli.app import main
 from memory_curator.commands import check as checking
 from memory_curator.commands import status, submit, sweep
+from memory_curator.commands.context import Context, Seams, fixed_judge
 from memory_curator.commands.watch import Batch, Notice
 from memory_curator.core import candidate as cand_mod
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.index import rows as indexing
 from memory_curator.store import journal as journal_mod
-from memory_curator.store import writer
+from memory_curator.store.writer import Files
 
 from conftest import NOW, OLD, run_installed, snapshot
 
@@ -102,8 +103,11 @@ def state(tmp_path: Path) -> Path:
     return tmp_path / "state"
 
 
-def sweep_json(invoke: Callable[..., Result], vault: Path, state: Path, clock: FixedClock) -> dict[str, Any]:
-    result = invoke("run", "--vault", str(vault), "--state-dir", str(state), "--no-judge", "--json", clock=clock)
+def sweep_json(
+    invoke: Callable[..., Result], vault: Path, state: Path, clock: FixedClock, seams: Seams | None = None
+) -> dict[str, Any]:
+    args = ("run", "--vault", str(vault), "--state-dir", str(state), "--no-judge", "--json")
+    result = invoke(*args, clock=clock, seams=seams)
     assert result.exit_code == 0, result.output
     return json.loads(result.output)
 
@@ -241,14 +245,9 @@ def test_recovery_finishes_a_half_done_promote_of_a_file_name_that_is_not_utf8(
     """The journal names the file losslessly, so the next sweep finds it to finish the move."""
     rel = fs(b"_inbox/agent-a/caf\xe9-\xff.md")
     path = plant(vault, {rel: POISON[rel]})[rel]
-    real = writer.remove
-
-    def remove_fails_once(target: Path, expected: str) -> None:
-        monkeypatch.setattr(sweep.writer, "remove", real)
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(sweep.writer, "remove", remove_fails_once)
-    first = sweep_json(invoke, vault, state, clock)
+    eio = lambda: OSError(5, "Input/output error")  # noqa: E731
+    failing = Files(FaultyOS("unlink", 1, eio, when=lambda target: Path(target) == path))
+    first = sweep_json(invoke, vault, state, clock, Seams(clock=clock, files=failing))
     assert [e["inbox_path"] for a in first["agents"] for e in a["errors"]] == ["_inbox/agent-a/caf\\xe9-\\xff.md"]
     assert path.exists() and (vault / "facts/latin/headquarters.md").exists()  # in two places, for now
     sweep_json(invoke, vault, state, clock)
@@ -273,7 +272,7 @@ def test_a_durable_note_born_1990_02_30_leaves_run_index_rebuild_and_query_worki
     assert invoke("index", "rebuild", *args, clock=clock).exit_code == 0
     found = invoke("query", "--slug", "feb-thirty", *args, clock=clock)
     assert found.exit_code == 0 and "persons/born-on-february-30.md" in found.output
-    stats = json.loads(invoke("index", "stats", *args, clock=clock).output)
+    stats = json.loads(invoke("index", "stats", *args, clock=clock).output)["data"]
     assert stats["problems"] == []
 
 
@@ -281,9 +280,9 @@ def test_doctor_names_a_vault_note_the_index_reads_by_its_body_only(vault, state
     plant(vault, {"notes/duplicate-key-note.md": POISON_NOTES["notes/duplicate-key-note.md"]})
     args = ("--vault", str(vault), "--state-dir", str(state))
     assert invoke("index", "rebuild", *args, clock=clock).exit_code == 0
-    stats = json.loads(invoke("index", "stats", *args, "--json", clock=clock).output)
+    stats = json.loads(invoke("index", "stats", *args, "--json", clock=clock).output)["data"]
     assert [p["path"] for p in stats["problems"]] == ["notes/duplicate-key-note.md"]
-    assert json.loads(invoke("status", *args, "--json", clock=clock).output)["index"]["problems"] == 1
+    assert json.loads(invoke("status", *args, "--json", clock=clock).output)["data"]["index"]["problems"] == 1
     found = invoke("query", "--text", "a note with a repeated key", *args, "--json", clock=clock)
     assert found.exit_code == 0 and "notes/duplicate-key-note.md" in found.output  # indexed by its body
     doctor = invoke("doctor", *args, clock=clock)
@@ -305,7 +304,8 @@ def test_escape_sequences_and_newlines_in_file_names_never_reach_the_terminal(va
     assert "not sourced" in line  # the name's newline did not split its line
     as_json = invoke("log", *args, "--json", clock=clock)
     assert "\x1b" not in as_json.output
-    assert rel in [e["inbox_path"] for e in json.loads(as_json.output)["entries"]]  # JSON's own escapes: lossless
+    entries = json.loads(as_json.output)["data"]["entries"]
+    assert rel in [e["inbox_path"] for e in entries]  # JSON's own escapes: lossless
     assert "\x1b" not in invoke("status", *args, clock=clock).output
     assert "\x1b" not in invoke("check", str(vault / rel), "--vault", str(vault), clock=clock).output
 
@@ -429,7 +429,8 @@ def test_when_even_flagging_fails_the_error_is_in_the_result_and_the_journal(
 
 
 def judged(vault: Path, state: Path, judge: sweep.Judge) -> sweep.SweepResult:
-    return sweep.run(vault, None, sweep.Options(state_dir=str(state), clock=FixedClock(NOW)), judge)
+    seams = Seams(clock=FixedClock(NOW), judge=fixed_judge(judge))
+    return sweep.run(Context.build(vault, str(state), seams), None, sweep.Options())
 
 
 def insight(slug: str) -> bytes:
@@ -474,7 +475,7 @@ def test_a_bug_while_reading_one_vault_note_indexes_it_by_its_body(vault, state,
     monkeypatch.setattr(indexing, "parse", explode_on("VICTIM", indexing.parse, lambda text, *a: str(text)))
     args = ("--vault", str(vault), "--state-dir", str(state))
     assert invoke("index", "rebuild", *args, clock=clock).exit_code == 0
-    problems = json.loads(invoke("index", "stats", *args, "--json", clock=clock).output)["problems"]
+    problems = json.loads(invoke("index", "stats", *args, "--json", clock=clock).output)["data"]["problems"]
     assert problems == [
         {"path": "notes/victim.md", "problem": "internal error while reading: ValueError: planted bug for VICTIM"}
     ]
@@ -493,10 +494,11 @@ def test_check_status_and_submit_answer_despite_a_bug_on_one_candidate(
     monkeypatch.setattr(checking, "decide", explode_on("VICTIM", checking.decide, lambda c, *a, **k: c.note.text))
     checked = invoke("check", str(victim), "--vault", str(vault), "--json", clock=clock)
     assert checked.exit_code == 0, checked.output
-    assert json.loads(checked.output)["reason"] == "internal error while deciding: ValueError: planted bug for VICTIM"
+    reason = json.loads(checked.output)["data"]["reason"]
+    assert reason == "internal error while deciding: ValueError: planted bug for VICTIM"
     monkeypatch.setattr(status, "parse", explode_on("VICTIM", status.parse, lambda raw, *a: str(raw)))
     shown = invoke("status", "--vault", str(vault), "--state-dir", str(state), "--json", clock=clock)
-    assert shown.exit_code == 0 and json.loads(shown.output)["inbox"]["candidates"] >= 2
+    assert shown.exit_code == 0 and json.loads(shown.output)["data"]["inbox"]["candidates"] >= 2
     real = submit.cand.build
     monkeypatch.setattr(submit.cand, "build", explode_on("VICTIM", real, lambda text, *a, **k: str(text)))
     code, err = submitted(victim.read_bytes())

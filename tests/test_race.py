@@ -11,15 +11,20 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from safety_kit import KINDS, add_candidate, assert_conserved, census, new_vault, normalized, populate, temps
 
 from memory_curator.commands import sweep
+from memory_curator.commands.context import Context, Seams
 from memory_curator.core.clock import Clock, FixedClock, SystemClock
-from memory_curator.store import writer
 from memory_curator.store.state import lock_holder, lock_is_free, sweep_lock
+from memory_curator.store.writer import FILES, Files
+
+pytestmark = pytest.mark.slow  # real processes, kill -9 and lock waits: run by .ci/run, not by default
 
 BIG = 200  # candidates: enough that a sweep holds the lock a while after both sweeps start
 
@@ -32,7 +37,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str],
     markers = populate(root, [KINDS[i % len(KINDS)] for i in range(BIG)])
     reference = base / "reference"
     shutil.copytree(root, reference)
-    result = sweep.run(reference, None, sweep.Options(use_judge=False, state_dir=str(base / "reference-state")))
+    result = sweep.run(Context.build(reference, str(base / "reference-state")), None, sweep.Options(use_judge=False))
     assert result.totals()["processed"] == BIG and not result.errors
     return root, markers, normalized(reference)
 
@@ -48,8 +53,9 @@ def _start(root: Path, state: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen([*args, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _sweep(root: Path, state: Path, clock: Clock = SystemClock()) -> sweep.SweepResult:
-    return sweep.run(root, None, sweep.Options(use_judge=False, state_dir=str(state), clock=clock))
+def _sweep(root: Path, state: Path, clock: Clock = SystemClock(), files: Files = FILES) -> sweep.SweepResult:
+    ctx = Context.build(root, str(state), Seams(clock=clock, files=files))
+    return sweep.run(ctx, None, sweep.Options(use_judge=False))
 
 
 # --- one sweep at a time --------------------------------------------------------------------
@@ -126,87 +132,84 @@ def test_kill_9_releases_the_lock(big, tmp_path: Path) -> None:
 # --- compare-and-swap: someone writes between our read and our write -------------------------
 
 
-def _between_read_and_write(monkeypatch: pytest.MonkeyPatch, name: str, act) -> list[Path]:
-    """Run `act(path)` just before the writer writes its temp file for `name` (after the
-    sweep read and decided): a person saving in Obsidian, an agent rewriting its file."""
-    real = writer._write_temp
-    hits: list[Path] = []
+@dataclass(frozen=True)
+class Meddled(Files):
+    """The real file operations, with `act(path)` run once just before the temp file for a
+    target named `name` is written (after the sweep read and decided): a person saving in
+    Obsidian, an agent rewriting its file."""
 
-    def hooked(folder: Path, target: str, data: bytes, mode: int) -> Path:
-        if target == name and not hits:
-            hits.append(folder / target)
-            act(folder / target)
-        return real(folder, target, data, mode)
+    name: str = ""
+    act: Callable[[Path], object] = lambda path: None
+    hits: list[Path] = field(default_factory=list)
 
-    monkeypatch.setattr(writer, "_write_temp", hooked)
-    return hits
+    def _write_temp(self, folder: Path, name: str, data: bytes, mode: int) -> Path:
+        if name == self.name and not self.hits:
+            self.hits.append(folder / name)
+            self.act(folder / name)
+        return super()._write_temp(folder, name, data, mode)
 
 
-def test_a_person_edit_of_the_note_being_patched_is_never_overwritten(tmp_path: Path, monkeypatch) -> None:
+def test_a_person_edit_of_the_note_being_patched_is_never_overwritten(tmp_path: Path) -> None:
     root = new_vault(tmp_path / "vault")
     state = tmp_path / "state"
     markers = populate(root, ["patch"])
     (marker,) = markers
     note = root / f"facts/p{marker}/status.md"
     person = b"A line the person typed in Obsidian.\n"
-    hits = _between_read_and_write(monkeypatch, "status.md", lambda p: p.write_bytes(p.read_bytes() + person))
-    first = _sweep(root, state)
-    assert hits == [note]
+    meddled = Meddled(name="status.md", act=lambda p: p.write_bytes(p.read_bytes() + person))
+    first = _sweep(root, state, files=meddled)
+    assert meddled.hits == [note]
     assert [e.inbox_path for e in first.errors] == [f"_inbox/agent-a/patch-{marker}.md"]
     assert "changed since it was read" in first.errors[0].error
     assert note.read_bytes().endswith(person), "the person's save stands"
     assert temps(root) == []
-    monkeypatch.undo()
     second = _sweep(root, state)
     assert second.totals()["patched"] == 1
     assert person in note.read_bytes(), "the patch merged on top of the person's edit"
     assert_conserved(root, markers, state)
 
 
-def test_an_agent_rewriting_a_candidate_being_flagged_keeps_its_new_text(tmp_path: Path, monkeypatch) -> None:
+def test_an_agent_rewriting_a_candidate_being_flagged_keeps_its_new_text(tmp_path: Path) -> None:
     root = new_vault(tmp_path / "vault")
     state = tmp_path / "state"
     path = add_candidate(root, "review", "r1")
     newer = path.read_bytes().replace(b"Evidence", b"Better evidence")
-    _between_read_and_write(monkeypatch, path.name, lambda p: p.write_bytes(newer))
-    first = _sweep(root, state)
+    first = _sweep(root, state, files=Meddled(name=path.name, act=lambda p: p.write_bytes(newer)))
     assert [e.inbox_path for e in first.errors] == [f"_inbox/agent-a/{path.name}"]
     assert path.read_bytes() == newer
     assert temps(root) == []
 
 
-def test_a_note_created_at_the_target_meanwhile_is_never_overwritten(tmp_path: Path, monkeypatch) -> None:
+def test_a_note_created_at_the_target_meanwhile_is_never_overwritten(tmp_path: Path) -> None:
     root = new_vault(tmp_path / "vault")
     state = tmp_path / "state"
     path = add_candidate(root, "promote", "p1")
     theirs = b"---\ntype: fact\nentity: ep1\npredicate: status\nvalue: red\n---\nWritten by a person.\n"
-    _between_read_and_write(monkeypatch, "status.md", lambda p: p.write_bytes(theirs))
-    first = _sweep(root, state)
+    first = _sweep(root, state, files=Meddled(name="status.md", act=lambda p: p.write_bytes(theirs)))
     assert [e.inbox_path for e in first.errors] == [f"_inbox/agent-a/{path.name}"]
     assert (root / "facts/ep1/status.md").read_bytes() == theirs
     assert path.exists() and temps(root) == []
 
 
-def test_a_candidate_rewritten_after_its_note_was_written_is_not_removed(tmp_path: Path, monkeypatch) -> None:
+def test_a_candidate_rewritten_after_its_note_was_written_is_not_removed(tmp_path: Path) -> None:
     """The inbox file is removed only if it still holds the bytes that were promoted."""
     root = new_vault(tmp_path / "vault")
     state = tmp_path / "state"
     path = add_candidate(root, "promote", "p2")
     newer = path.read_bytes().replace(b"Evidence for promote:", b"A correction the agent wrote:")
     assert newer != path.read_bytes()
-    real_create = writer.create
 
-    def create_then_rewrite(target: Path, data: bytes) -> None:
-        real_create(target, data)
-        if target.name == "status.md":
-            path.write_bytes(newer)
+    @dataclass(frozen=True)
+    class RewriteAfterCreate(Files):
+        def create(self, target: Path, data: bytes) -> None:
+            super().create(target, data)
+            if target.name == "status.md":
+                path.write_bytes(newer)
 
-    monkeypatch.setattr(writer, "create", create_then_rewrite)
-    first = _sweep(root, state)
+    first = _sweep(root, state, files=RewriteAfterCreate())
     assert "changed since it was read" in first.errors[0].error
     assert path.read_bytes() == newer
     assert b"Evidence for promote:" in (root / "facts/ep2/status.md").read_bytes()
-    monkeypatch.undo()
     second = _sweep(root, state)
     assert not second.errors
     holders = [p for p in root.rglob("*.md") if b"A correction the agent wrote:" in p.read_bytes()]
@@ -277,8 +280,9 @@ def test_a_candidate_changed_between_sweeps_starts_its_observation_again(tmp_pat
 def test_a_dry_run_observes_but_records_nothing(tmp_path: Path, clock: FixedClock) -> None:
     root = new_vault(tmp_path / "vault")
     path = _aged(add_candidate(root, "promote", "f3"), -3600, clock)
-    options = sweep.Options(use_judge=False, state_dir=str(tmp_path / "state"), clock=clock, dry_run=True)
-    assert f"_inbox/agent-a/{path.name}" in _skipped(sweep.run(root, None, options))
+    options = sweep.Options(use_judge=False, dry_run=True)
+    ctx = Context.build(root, str(tmp_path / "state"), clock)
+    assert f"_inbox/agent-a/{path.name}" in _skipped(sweep.run(ctx, None, options))
     assert not (tmp_path / "state/sightings.json").exists()
 
 

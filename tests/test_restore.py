@@ -26,7 +26,7 @@ def test_drop_then_restore_round_trip(vault: Path, invoke, write_candidate) -> N
     copy = dropped_copy(vault)
     assert copy.read_text().startswith(UNSOURCED) and "dropped by memory-curator" in copy.read_text()
 
-    result = json.loads(invoke("restore", str(copy), "--json").output)
+    result = json.loads(invoke("restore", str(copy), "--json").output)["data"]
     assert result == {
         "restored": copy.relative_to(vault).as_posix(),
         "inbox_path": "_inbox/agent-a/claim.md",
@@ -87,5 +87,5 @@ def test_restore_without_a_journal_uses_the_name(vault: Path, invoke, write_cand
     sweep(invoke, vault)
     copy = dropped_copy(vault)
     other_state = tmp_path / "elsewhere"
-    result = json.loads(invoke("restore", str(copy), "--state-dir", str(other_state), "--json").output)
+    result = json.loads(invoke("restore", str(copy), "--state-dir", str(other_state), "--json").output)["data"]
     assert result["inbox_path"] == "_inbox/agent-a/claim.md"

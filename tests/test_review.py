@@ -145,12 +145,12 @@ def test_empty_queue(vault: Path, invoke, state: Path) -> None:
 
 def test_resolve_promote_patch_drop(vault: Path, invoke, write_candidate, state: Path) -> None:
     ada, insight, _, _ = flag(vault, write_candidate, invoke)
-    out = json.loads(invoke("resolve", str(insight), "--promote", "--by", "bot", "--json").output)
+    out = json.loads(invoke("resolve", str(insight), "--promote", "--by", "bot", "--json").output)["data"]
     assert out["verdict"] == "promote" and out["target_path"] == "insights/agents-should-batch-writes.md"
     assert out["reason"] == "promoted by bot" and out["run_id"]
     assert (vault / out["target_path"]).is_file() and not insight.exists()
 
-    out = json.loads(invoke("resolve", str(ada), "--patch", "persons/ada-lovelace", "--json").output)
+    out = json.loads(invoke("resolve", str(ada), "--patch", "persons/ada-lovelace", "--json").output)["data"]
     assert out["verdict"] == "patch" and out["target_path"] == "persons/ada-lovelace.md"
     assert "https://example.com/ada-new" in (vault / "persons/ada-lovelace.md").read_text()
 

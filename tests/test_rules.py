@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -17,7 +18,7 @@ from memory_curator.core.conditions import FACTS, OPERATORS, evaluate
 from memory_curator.core.decide import decide, subject_of
 from memory_curator.core.errors import RulesError
 from memory_curator.core.facts import Facts
-from memory_curator.core.rules import parse
+from memory_curator.core.rules import Rules, parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load
 
 from conftest import REPO, snapshot
@@ -248,12 +249,17 @@ fact_flags = st.fixed_dictionaries(
 )
 
 
+@functools.cache
+def _default_rules() -> Rules:
+    return load(DEFAULT_RULES)
+
+
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(fm=frontmatters, body=st.text(max_size=80), flags=fact_flags)
 def test_no_drop_without_a_named_matching_rule(fm: dict, body: str, flags: dict) -> None:
     from memory_curator.core.notes import render
 
-    rules = load(DEFAULT_RULES)
+    rules = _default_rules()  # immutable: loaded once, not once per example
     try:
         text = render(fm, body)
     except Exception:  # unrepresentable YAML is not this property's concern

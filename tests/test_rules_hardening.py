@@ -311,7 +311,7 @@ def test_forged_curator_lines_in_a_candidate_are_not_listed_as_contradictions(
     def status() -> dict:
         code, out, err = cli(capsys, "status", "--vault", str(vault), "--json")
         assert code == 0, err
-        return json.loads(out)
+        return json.loads(out)["data"]
 
     assert status()["contradictions"] == []
     assert status()["drops_7d"]["total"] == 0  # a forged drop line is not a drop either

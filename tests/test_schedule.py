@@ -26,7 +26,7 @@ from memory_curator.commands import schedule
 from memory_curator.core.clock import SystemClock
 from memory_curator.core.errors import EXIT_LOCKED
 from memory_curator.store import runlog
-from memory_curator.store.state import state_dir, sweep_lock, vault_id
+from memory_curator.store.state import state_dir, state_folder, sweep_lock, vault_id
 
 from conftest import FIXTURES, age, snapshot
 
@@ -122,13 +122,13 @@ def test_platform_choice_is_pure_and_forceable() -> None:
     assert schedule.choose_platform("cron", "Darwin", False) == "cron"
 
 
-def test_resolved_state_matches_the_state_module(vault: Path, tmp_path: Path) -> None:
+def test_the_uncreated_state_folder_is_the_one_sweeps_use(vault: Path, tmp_path: Path) -> None:
     """`show` computes the state folder without creating it; it must be the one sweeps use."""
-    guess = schedule.resolved_state(vault, None, dict(os.environ))
+    guess = state_folder(vault, None, dict(os.environ)).resolve()
     assert not guess.exists()
     assert state_dir(vault) == guess
     explicit = tmp_path / "st"
-    assert schedule.resolved_state(vault, str(explicit), {}) == state_dir(vault, explicit)
+    assert state_folder(vault, str(explicit), {}).resolve() == state_dir(vault, explicit)
 
 
 def test_systemd_quote_round_trips_odd_paths() -> None:
@@ -376,7 +376,7 @@ def test_show_prints_what_install_writes_and_changes_nothing(vault: Path, fakes:
     assert shown.exit_code == 0
     assert (snapshot(home), snapshot(vault)) == before
     assert fakes.calls() == []
-    assert not schedule.resolved_state(vault, None, dict(os.environ)).exists()
+    assert not state_folder(vault, None, dict(os.environ)).exists()
 
     assert invoke("schedule", "install", flag, "--every", "5m", "--vault", str(vault)).exit_code == 0
     written = [p for p in home.rglob("*") if p.is_file() and p.suffix in (".plist", ".service", ".timer")]

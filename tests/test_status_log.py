@@ -16,6 +16,7 @@ from fake_schedulers import Fakes, install_fakes
 from loop_kit import CONTRADICTION, INSIGHT, PATCHING, THIN_FACT, UNSOURCED, fail, sweep
 
 from memory_curator.commands import sweep as sweep_mod
+from memory_curator.commands.context import Context
 from memory_curator.commands.status import per_day
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.compose import has_review_tag
@@ -44,13 +45,13 @@ ENTRY_KEYS = ["time", "run", "seq", "verdict", "inbox_path", "path", "reason", "
 def status(invoke, root: Path) -> dict:
     result = invoke("status", "--vault", str(root), "--json")
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.output)["data"]
 
 
 def log(invoke, root: Path, *args: str) -> dict:
     result = invoke("log", "--vault", str(root), "--json", *args)
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.output)["data"]
 
 
 def on_disk(root: Path) -> dict:
@@ -177,7 +178,7 @@ def test_log_json_shape_and_note_histories(vault: Path, invoke, write_candidate)
 
     # a note promoted by a person, with the flag that sent it to the person first
     insight = vault / "_inbox/agent-a/insight.md"
-    done = json.loads(invoke("resolve", str(insight), "--promote", "--by", "tester", "--json").output)
+    done = json.loads(invoke("resolve", str(insight), "--promote", "--by", "tester", "--json").output)["data"]
     history = log(invoke, vault, "--file", done["target_path"])["entries"]
     assert [(e["verdict"], e["reason"]) for e in history] == [
         ("needs_review", history[0]["reason"]),
@@ -211,10 +212,10 @@ def test_long_sweeps_tick_a_progress_bar_short_ones_do_not(vault: Path, write_ca
     for n in range(sweep_mod.PROGRESS_MIN):
         write_candidate(vault, f"c{n:03}.md", UNSOURCED.replace("acme", f"acme-{n}"))
     total = sweep_mod.PROGRESS_MIN + 2  # plus the fixtures' two
-    sweep_mod.run(vault, None, sweep_mod.Options(use_judge=False, progress=bar))
+    sweep_mod.run(Context.build(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
     assert calls == [total] and len(ticks) == total
     write_candidate(vault, "one-more.md", UNSOURCED)
-    sweep_mod.run(vault, None, sweep_mod.Options(use_judge=False, progress=bar))
+    sweep_mod.run(Context.build(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
     assert calls == [total]
 
 

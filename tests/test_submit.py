@@ -30,7 +30,7 @@ PAYLOAD = {
 def submit(invoke, root: Path, *args: str, input: str | None = None) -> dict:
     result = invoke("submit", "--vault", str(root), "--json", *args, input=input)
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    return json.loads(result.output)["data"]
 
 
 def test_submit_a_json_payload_from_stdin(vault: Path, invoke) -> None:

@@ -50,7 +50,7 @@ def test_undo_last_leaves_the_vault_byte_identical(vault: Path, invoke, write_ca
     assert out["promoted"] >= 1 and out["patched"] >= 2 and out["dropped"] == 2, counts(out)
     assert snapshot(vault) != before
 
-    result = json.loads(invoke("undo", "--last", "--vault", str(vault), "--json").output)
+    result = json.loads(invoke("undo", "--last", "--vault", str(vault), "--json").output)["data"]
     assert result["run_id"] == out["run_id"] and result["left"] == []
     assert len(result["undone"]) == out["processed"]
     assert snapshot(vault) == before
@@ -65,7 +65,7 @@ def test_a_note_edited_after_the_sweep_is_left_alone_and_reported(vault: Path, i
     edited = note.read_bytes() + b"\nA person's own line.\n"
     note.write_bytes(edited)
 
-    result = json.loads(invoke("undo", "--last", "--vault", str(vault), "--json").output)
+    result = json.loads(invoke("undo", "--last", "--vault", str(vault), "--json").output)["data"]
     assert [(left["verdict"], left["path"]) for left in result["left"]] == [("patch", "facts/obsidian/file-format.md")]
     assert result["left"][0]["reason"] == "facts/obsidian/file-format.md changed since (left as it is)"
     assert len(result["undone"]) == out["processed"] - 1
@@ -104,9 +104,9 @@ def test_undone_candidates_are_held_so_the_next_sweep_does_not_redo_them(vault: 
 
 def test_undo_of_a_person_action_a_restore_and_refusals(vault: Path, invoke, write_candidate, capsys) -> None:
     original = write_candidate(vault, "insight.md", INSIGHT)
-    done = json.loads(invoke("resolve", str(original), "--drop", "not now", "--json").output)
+    done = json.loads(invoke("resolve", str(original), "--drop", "not now", "--json").output)["data"]
     assert not original.exists()
-    result = json.loads(invoke("undo", done["run_id"], "--vault", str(vault), "--json").output)
+    result = json.loads(invoke("undo", done["run_id"], "--vault", str(vault), "--json").output)["data"]
     assert [u["verdict"] for u in result["undone"]] == ["drop"]
     assert original.read_text() == INSIGHT
 
@@ -115,7 +115,7 @@ def test_undo_of_a_person_action_a_restore_and_refusals(vault: Path, invoke, wri
     copy_bytes = copy.read_bytes()
     invoke("restore", str(copy))
     assert original.exists() and not copy.exists()
-    result = json.loads(invoke("undo", "--last", "--vault", str(vault), "--json").output)
+    result = json.loads(invoke("undo", "--last", "--vault", str(vault), "--json").output)["data"]
     assert [u["verdict"] for u in result["undone"]] == ["restore"]
     assert copy.read_bytes() == copy_bytes and not original.exists()
 
@@ -140,7 +140,8 @@ def test_a_drop_is_undone_from_its_audit_copy_when_the_store_is_gone(
     before = snapshot(vault)
     invoke("run", "--vault", str(vault), "--state-dir", str(state))
     shutil.rmtree(state / "preimages")
-    result = json.loads(invoke("undo", "--last", "--vault", str(vault), "--state-dir", str(state), "--json").output)
+    undone = invoke("undo", "--last", "--vault", str(vault), "--state-dir", str(state), "--json")
+    result = json.loads(undone.output)["data"]
     assert sorted(u["inbox_path"] for u in result["undone"]) == [
         "_inbox/agent-a/claim.md",
         "_inbox/test-step-4/unsourced-claim.md",
@@ -165,9 +166,13 @@ def test_plan_refuses_what_the_journal_cannot_take_back() -> None:
 
     known = {"sha256:aa": b"original", "sha256:cc": b"pre-image"}
     steps = undo_mod.plan(entry("patch"), known.get, lambda _: None)
-    assert [(s.op, s.rel, s.data, s.expected) for s in steps] == [
+    assert not isinstance(steps, str)
+    assert [(s.op, s.path, s.data, s.expected) for s in steps] == [
+        ("keep", "", b"original", None),  # kept first: recovery can finish an interrupted undo
         ("create", "_inbox/a/x.md", b"original", None),
+        ("keep", "", b"pre-image", None),
         ("replace", "facts/x/y.md", b"pre-image", "sha256:bb"),
+        ("hold", "_inbox/a/x.md", None, content_hash(b"original")),  # held: the next sweep leaves it
     ]
     assert undo_mod.plan(entry("patch", before_hash="sha256:zz"), known.get, lambda _: None) == (
         "the note's pre-image was not kept"

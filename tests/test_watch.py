@@ -23,11 +23,14 @@ from pathlib import Path
 import pytest
 
 from memory_curator.commands import watch
+from memory_curator.commands.context import Context
 from memory_curator.commands.sweep import OtherHost
 from memory_curator.commands.watch import LOOK_GAP, Batch, Look, Notice, Tracker, Watcher, inbox_rel
 from memory_curator.core.clock import SystemClock
 from memory_curator.store import journal as journal_mod
 from memory_curator.store.state import lock_is_free, state_dir, sweep_lock
+
+pytestmark = pytest.mark.slow  # a real watchdog observer, real settle windows: run by .ci/run, not by default
 
 AGENT = "_inbox/agent-a"
 
@@ -83,7 +86,7 @@ def actions(items: list[object], rel: str | None = None) -> list[tuple[int, str,
 @contextmanager
 def watching(root: Path) -> Iterator[tuple[Watcher, list[object]]]:
     """The watch loop on a thread; stopped (and any error re-raised) at the end."""
-    watcher = Watcher(root, use_judge=False)
+    watcher = Watcher(Context.build(root), use_judge=False)
     items: list[object] = []
     failures: list[BaseException] = []
 
@@ -417,7 +420,7 @@ def test_a_signal_finishes_the_current_candidate_releases_the_lock_and_exits_0(
         if waiting:
             assert (folder / f"{name}.md").read_text(encoding="utf-8") == fact(name)
     for line in out.splitlines():
-        assert json.loads(line)["batch"] >= 1
+        assert json.loads(line)["data"]["batch"] >= 1
     time.sleep(0.6)  # past the settle window for `run`
     after = subprocess.run(
         [sys.executable, "-m", "memory_curator", "run", "--vault", str(fast_vault), "--state-dir", str(state)],
@@ -450,4 +453,4 @@ def test_on_a_machine_that_is_not_the_curator_host_watch_refuses_at_start(fast_v
     text = rules.read_text(encoding="utf-8").replace("settings:\n", "settings:\n  curator_host: not-this-machine\n", 1)
     rules.write_text(text, encoding="utf-8")
     with pytest.raises(OtherHost, match="not the curator host"):
-        Watcher(fast_vault)
+        Watcher(Context.build(fast_vault))

@@ -15,15 +15,16 @@ from memory_curator.core.clock import FixedClock
 from memory_curator.core.notes import content_hash
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import recovery, writer
+from memory_curator.store.writer import FILES, Files
 
 from conftest import NOW
 
 
 def test_create_never_overwrites(tmp_path: Path) -> None:
     target = tmp_path / "facts" / "x" / "note.md"
-    writer.create(target, b"first\n")
+    FILES.create(target, b"first\n")
     with pytest.raises(FileExistsError):
-        writer.create(target, b"second\n")
+        FILES.create(target, b"second\n")
     assert target.read_bytes() == b"first\n"
     assert temps(tmp_path) == []
 
@@ -31,20 +32,20 @@ def test_create_never_overwrites(tmp_path: Path) -> None:
 def test_create_refuses_a_dangling_symlink(tmp_path: Path) -> None:
     (tmp_path / "link.md").symlink_to(tmp_path / "elsewhere.md")
     with pytest.raises(FileExistsError):
-        writer.create(tmp_path / "link.md", b"x")
+        FILES.create(tmp_path / "link.md", b"x")
     assert not (tmp_path / "elsewhere.md").exists()
 
 
 def test_create_unique_moves_on_to_the_first_free_name(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_bytes(b"one")
     (tmp_path / "a-2.md").write_bytes(b"two")
-    placed = writer.create_unique(tmp_path / "a.md", b"three")
+    placed = FILES.create_unique(tmp_path / "a.md", b"three")
     assert placed == tmp_path / "a-3.md"
     assert [p.read_bytes() for p in (tmp_path / "a.md", tmp_path / "a-2.md", placed)] == [b"one", b"two", b"three"]
     assert temps(tmp_path) == []
 
 
-def test_create_unique_skips_a_name_taken_after_it_was_chosen(tmp_path: Path, monkeypatch) -> None:
+def test_create_unique_skips_a_name_taken_after_it_was_chosen(tmp_path: Path) -> None:
     """The name is decided by the link itself: someone taking `a.md` between a free-name
     check and our write costs a suffix, never their file."""
     real_link = os.link
@@ -61,9 +62,8 @@ def test_create_unique_skips_a_name_taken_after_it_was_chosen(tmp_path: Path, mo
                 return link
             return getattr(os, name)
 
-    assert writer.free_name(tmp_path / "a.md") == tmp_path / "a.md"
-    monkeypatch.setattr(writer, "os", Racing("link"))
-    placed = writer.create_unique(tmp_path / "a.md", b"ours")
+    assert FILES.free_name(tmp_path / "a.md") == tmp_path / "a.md"
+    placed = Files(Racing("link")).create_unique(tmp_path / "a.md", b"ours")
     assert placed.name == "a-2.md" and placed.read_bytes() == b"ours"
     assert (tmp_path / "a.md").read_bytes() == b"theirs"
 
@@ -74,10 +74,10 @@ def test_replace_is_compare_and_swap(tmp_path: Path) -> None:
     seen = content_hash(b"read by us\n")
     note.write_bytes(b"saved by a person\n")
     with pytest.raises(writer.Conflict):
-        writer.replace(note, b"ours\n", seen)
+        FILES.replace(note, b"ours\n", seen)
     assert note.read_bytes() == b"saved by a person\n"
     assert temps(tmp_path) == []
-    writer.replace(note, b"ours\n", content_hash(b"saved by a person\n"))
+    FILES.replace(note, b"ours\n", content_hash(b"saved by a person\n"))
     assert note.read_bytes() == b"ours\n"
 
 
@@ -85,11 +85,11 @@ def test_replace_keeps_the_mode_and_refuses_a_vanished_file(tmp_path: Path) -> N
     note = tmp_path / "n.md"
     note.write_bytes(b"x")
     note.chmod(0o640)
-    writer.replace(note, b"y", content_hash(b"x"))
+    FILES.replace(note, b"y", content_hash(b"x"))
     assert stat.S_IMODE(note.stat().st_mode) == 0o640
     note.unlink()
     with pytest.raises(writer.Conflict):
-        writer.replace(note, b"z", content_hash(b"y"))
+        FILES.replace(note, b"z", content_hash(b"y"))
     assert not note.exists()
 
 
@@ -97,9 +97,9 @@ def test_remove_is_compare_and_swap(tmp_path: Path) -> None:
     path = tmp_path / "c.md"
     path.write_bytes(b"v2")
     with pytest.raises(writer.Conflict):
-        writer.remove(path, content_hash(b"v1"))
+        FILES.remove(path, content_hash(b"v1"))
     assert path.read_bytes() == b"v2"
-    writer.remove(path, content_hash(b"v2"))
+    FILES.remove(path, content_hash(b"v2"))
     assert not path.exists()
 
 
@@ -107,15 +107,15 @@ def test_a_long_file_name_still_gets_a_temp_file(tmp_path: Path) -> None:
     """An agent may use a 250-byte name; `.<name>.mcXXXXXXXX.tmp` must still fit NAME_MAX."""
     path = tmp_path / ("x" * 247 + ".md")
     path.write_bytes(b"old")
-    writer.replace(path, b"new", content_hash(b"old"))
+    FILES.replace(path, b"new", content_hash(b"old"))
     assert path.read_bytes() == b"new"
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EIO])
-def test_a_failed_write_leaves_no_temp_and_no_file(tmp_path: Path, monkeypatch, code: int) -> None:
-    monkeypatch.setattr(writer, "os", FaultyOS("write", 1, lambda: OSError(code, os.strerror(code))))
+def test_a_failed_write_leaves_no_temp_and_no_file(tmp_path: Path, code: int) -> None:
+    failing = Files(FaultyOS("write", 1, lambda: OSError(code, os.strerror(code))))
     with pytest.raises(OSError) as info:
-        writer.create(tmp_path / "n.md", b"data")
+        failing.create(tmp_path / "n.md", b"data")
     assert info.value.errno == code
     assert list(tmp_path.iterdir()) == []
 
@@ -125,7 +125,7 @@ def test_stray_temps_are_only_ours(tmp_path: Path) -> None:
     theirs = [".note.md.tmp", "note.md.tmp", ".note.md.swp", ".note.md.mcshort.tmp", "x.mcabcdefgh.tmp"]
     for name in [ours.name, *theirs]:
         (tmp_path / name).write_bytes(b"")
-    assert list(writer.stray_temps(tmp_path)) == [ours]
+    assert list(FILES.stray_temps(tmp_path)) == [ours]
 
 
 # --- the journal ---------------------------------------------------------------------------
@@ -209,9 +209,9 @@ def root(tmp_path: Path) -> Path:
 def test_recovery_finishes_a_move_whose_destination_is_durable(root: Path, journal: journal_mod.Journal) -> None:
     after = b"promoted\n"
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", after)
-    writer.create(root / "facts/x/y.md", after)
+    FILES.create(root / "facts/x/y.md", after)
     (root / "facts/x/.y.md.mcabcdefgh.tmp").write_bytes(b"partial")
-    out = recovery.recover(root, journal)
+    out = recovery.recover(root, journal.path.parent, journal, FILES)
     assert not inbox.exists()
     assert (root / "facts/x/y.md").read_bytes() == after
     assert temps(root) == []
@@ -224,16 +224,16 @@ def test_recovery_leaves_the_candidate_when_the_destination_never_arrived(
 ) -> None:
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", b"promoted\n")
     before = inbox.read_bytes()
-    recovery.recover(root, journal)
+    recovery.recover(root, journal.path.parent, journal, FILES)
     assert inbox.read_bytes() == before
 
 
 def test_recovery_leaves_a_candidate_an_agent_rewrote(root: Path, journal: journal_mod.Journal) -> None:
     after = b"promoted\n"
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", after)
-    writer.create(root / "facts/x/y.md", after)
+    FILES.create(root / "facts/x/y.md", after)
     inbox.write_bytes(b"---\nentity: x\n---\nnewer candidate\n")
-    recovery.recover(root, journal)
+    recovery.recover(root, journal.path.parent, journal, FILES)
     assert inbox.read_bytes().endswith(b"newer candidate\n")
 
 
@@ -243,14 +243,14 @@ def test_recovery_when_the_destination_holds_other_bytes(root: Path, journal: jo
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", b"promoted\n")
     (root / "facts/x").mkdir(parents=True)
     (root / "facts/x/y.md").write_bytes(b"---\nentity: x\n---\nsomeone else's\n")
-    recovery.recover(root, journal)
+    recovery.recover(root, journal.path.parent, journal, FILES)
     assert inbox.exists()
 
     digest = content_hash(inbox.read_bytes()).removeprefix("sha256:")
     edited = f"---\nentity: x\ncurated_from:\n  - inbox: _inbox/a/c.md\n    sha256: {digest}\n---\npromoted\nperson\n"
     (root / "facts/x/y.md").write_text(edited)
     inbox2 = _half_done(root, journal, "promote", "facts/x/y.md", b"promoted\n")
-    recovery.recover(root, journal)
+    recovery.recover(root, journal.path.parent, journal, FILES)
     assert not inbox2.exists()
     assert (root / "facts/x/y.md").read_text() == edited
 
@@ -258,30 +258,30 @@ def test_recovery_when_the_destination_holds_other_bytes(root: Path, journal: jo
 def test_recovery_finds_a_drop_that_moved_on_to_a_suffixed_name(root: Path, journal: journal_mod.Journal) -> None:
     after = b"dropped copy\n"
     inbox = _half_done(root, journal, "drop", "_inbox/.dropped/a/t-c.md", after)
-    writer.create(root / "_inbox/.dropped/a/t-c.md", b"an older drop\n")
-    writer.create(root / "_inbox/.dropped/a/t-c-2.md", after)
-    recovery.recover(root, journal)
+    FILES.create(root / "_inbox/.dropped/a/t-c.md", b"an older drop\n")
+    FILES.create(root / "_inbox/.dropped/a/t-c-2.md", after)
+    recovery.recover(root, journal.path.parent, journal, FILES)
     assert not inbox.exists()
 
 
 def test_recovery_records_needs_review_texts_already_written(root: Path, journal: journal_mod.Journal) -> None:
     inbox = _half_done(root, journal, "needs_review", "_inbox/a/c.md", b"reviewed\n")
     inbox.write_bytes(b"reviewed\n")
-    assert recovery.recover(root, journal).reviewed == {"_inbox/a/c.md": content_hash(b"reviewed\n")}
+    assert recovery.recover(root, journal.path.parent, journal, FILES).reviewed == {
+        "_inbox/a/c.md": content_hash(b"reviewed\n")
+    }
     assert inbox.read_bytes() == b"reviewed\n"
 
 
-def test_recovery_that_fails_is_tried_again(root: Path, journal: journal_mod.Journal, monkeypatch) -> None:
+def test_recovery_that_fails_is_tried_again(root: Path, journal: journal_mod.Journal) -> None:
     after = b"promoted\n"
     inbox = _half_done(root, journal, "promote", "facts/x/y.md", after)
-    writer.create(root / "facts/x/y.md", after)
+    FILES.create(root / "facts/x/y.md", after)
     faulty = FaultyOS("unlink", 1, lambda: OSError(errno.EIO, "Input/output error"))
-    monkeypatch.setattr(writer, "os", faulty)
-    out = recovery.recover(root, journal)
+    out = recovery.recover(root, journal.path.parent, journal, Files(faulty))
     assert faulty.fired and inbox.exists()
     assert any("will retry" in n for n in out.notes)
-    monkeypatch.setattr(writer, "os", os)
-    recovery.recover(root, journal)
+    recovery.recover(root, journal.path.parent, journal, FILES)
     assert not inbox.exists()
 
 
@@ -300,7 +300,7 @@ def test_recovery_never_follows_a_journal_path_out_of_the_vault(root: Path, jour
             "after_hash": content_hash(b"x"),
         }
     )
-    recovery.recover(root, journal)
+    recovery.recover(root, journal.path.parent, journal, FILES)
     assert outside.read_bytes() == b"x"
 
 

@@ -1,5 +1,7 @@
-"""The command line: a thin click layer. One error boundary turns domain errors into one
-line on stderr and an exit code (1 configuration, 2 usage, 75 locked); no tracebacks."""
+"""The command line: a thin click layer. Commands return data and `cli.render` prints it.
+One error boundary (`main`) turns domain errors into one line on stderr and an exit code
+(`core.errors`: 1 configuration, 2 usage, 3 internal error, 75 locked, 130 interrupted);
+no tracebacks."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import dataclasses
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import click
@@ -15,10 +17,20 @@ import click
 from memory_curator.cli import render as report
 from memory_curator.commands import check as checking
 from memory_curator.commands import sweep
+from memory_curator.commands.context import Context, Seams
 from memory_curator.core import names
 from memory_curator.core import rules as rules_mod
-from memory_curator.core.clock import Clock, SystemClock
-from memory_curator.core.errors import EXIT_USAGE, CuratorError
+from memory_curator.core.clock import SystemClock
+from memory_curator.core.errors import (
+    EXIT_CONFIG,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_LOCKED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CuratorError,
+    OtherHost,
+)
 from memory_curator.core.result import SweepResult
 from memory_curator.store import paths as vault_mod
 from memory_curator.store import rules_file, runlog
@@ -37,8 +49,8 @@ STATE_OPTION = click.option(
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Keep an Obsidian-style vault clean while AI agents write into it."""
-    if ctx.obj is None:  # the one clock every command passes down (`main` builds it; tests pass their own)
-        ctx.obj = SystemClock()
+    if not isinstance(ctx.obj, Seams):  # what every command takes from the world; tests pass their own
+        ctx.obj = Seams() if ctx.obj is None else Seams(clock=ctx.obj)  # a bare clock: the rest real
 
 
 @cli.command()
@@ -47,9 +59,7 @@ def init(vault: str | None) -> None:
     """Create _meta/inbox-rules.md (never overwritten) and the vault's folders."""
     from memory_curator.commands.init import init_vault
 
-    root = Path(vault or ".")
-    for line in init_vault(root):
-        click.echo(line)
+    report.initialised(init_vault(Path(vault or ".")))
 
 
 @cli.command()
@@ -57,7 +67,7 @@ def init(vault: str | None) -> None:
 @click.option("--dry-run", is_flag=True, help="Show the plan (with a diff for every patch); change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
-@click.option("--wait", is_flag=True, help="Wait for another sweep to finish instead of exiting 75.")
+@click.option("--wait", is_flag=True, help=f"Wait for another sweep to finish instead of exiting {EXIT_LOCKED}.")
 @click.option(
     "--judge-set",
     "judge_set",
@@ -76,7 +86,7 @@ def init(vault: str | None) -> None:
 @STATE_OPTION
 @click.pass_obj
 def run(
-    clock: Clock,
+    seams: Seams,
     path: str | None,
     dry_run: bool,
     as_json: bool,
@@ -88,25 +98,20 @@ def run(
     log_file: str | None,
 ) -> None:
     """Sweep one agent folder (PATH) or the whole _inbox/."""
-    options = sweep.Options(
-        dry_run=dry_run, use_judge=not no_judge, wait=wait, state_dir=state_dir, judge_settings=judge_set, clock=clock
-    )
+    options = sweep.Options(dry_run=dry_run, use_judge=not no_judge, wait=wait, judge_settings=judge_set)
     if not as_json and not log_file and sys.stdout.isatty():  # a bar only on a terminal
         options = dataclasses.replace(options, progress=report.progress)
     if log_file:  # a scheduled sweep: the outcome (or why there was none) goes to the log, not stdout
-        code = runlog.record_run(Path(log_file), lambda: _sweep_now(path, vault, options), clock=clock)
+        code = runlog.record_run(
+            Path(log_file), lambda: _sweep_now(seams, path, vault, state_dir, options), clock=seams.clock
+        )
         raise click.exceptions.Exit(code)
     try:
-        result = _sweep_now(path, vault, options)
-    except sweep.OtherHost as exc:  # exit 0 and one line saying why; JSON keeps the usual keys
-        if as_json:
-            report.emit_json({"agents": [], **SweepResult("", ()).totals(), "idle": str(exc)})
-        else:
-            click.echo(str(exc))
+        result = _sweep_now(seams, path, vault, state_dir, options)
+    except OtherHost as exc:  # exit 0 and one line saying why; JSON keeps the usual keys
+        report.idle(str(exc), as_json)
         return
     report.sweep(result, as_json)
-    for problem in (result.judge or {}).get("problems", []):  # one line per failed judge request
-        click.echo(f"memory-curator: {problem}", err=True)
 
 
 def _pairs(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -119,9 +124,16 @@ def _pairs(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def _sweep_now(path: str | None, vault: str | None, options: sweep.Options) -> SweepResult:
+def _env(seams: Seams) -> Mapping[str, str]:
+    """The environment the command sees: the process's, or the one a test passes."""
+    return os.environ if seams.env is None else seams.env
+
+
+def _sweep_now(
+    seams: Seams, path: str | None, vault: str | None, state_dir: str | None, options: sweep.Options
+) -> SweepResult:
     root = vault_mod.find_root(Path(path) if path else None, vault)
-    return sweep.run(root, _scope(root, path), options)
+    return sweep.run(Context.build(root, state_dir, seams), _scope(root, path), options)
 
 
 def _scope(root: Path, path: str | None) -> Path | None:
@@ -141,20 +153,20 @@ def _scope(root: Path, path: str | None) -> Path | None:
 @click.option("--explain", is_flag=True, help="Show every drop rule and criterion evaluation.")
 @VAULT_OPTION
 @click.pass_obj
-def check(clock: Clock, file: str, as_json: bool, explain: bool, vault: str | None) -> None:
+def check(seams: Seams, file: str, as_json: bool, explain: bool, vault: str | None) -> None:
     """The verdict one candidate would get (FILE, or - for a note or JSON payload on stdin).
 
     Changes nothing.
     """
     if file == "-":
         root = vault_mod.find_root(None, vault)
-        data = checking.check_text(root, sys.stdin.read(), "<stdin>", explain, clock=clock)
+        data = checking.check_text(root, sys.stdin.read(), "<stdin>", explain, clock=seams.clock)
     else:
         target = Path(file)
         if not target.is_file():
             raise CuratorError(f"{file}: no such file")
         root = vault_mod.find_root(target.parent, vault)
-        data = checking.check_file(root, target, explain, clock)
+        data = checking.check_file(root, target, explain, seams.clock)
     report.check(data, as_json)
 
 
@@ -164,7 +176,7 @@ def check(clock: Clock, file: str, as_json: bool, explain: bool, vault: str | No
 @VAULT_OPTION
 @STATE_OPTION
 @click.pass_obj
-def watch(clock: Clock, as_json: bool, no_judge: bool, vault: str | None, state_dir: str | None) -> None:
+def watch(seams: Seams, as_json: bool, no_judge: bool, vault: str | None, state_dir: str | None) -> None:
     """Sweep candidates as they settle, until SIGINT or SIGTERM.
 
     Sweeps the backlog first; logs one line per action on stderr.
@@ -172,10 +184,10 @@ def watch(clock: Clock, as_json: bool, no_judge: bool, vault: str | None, state_
     from memory_curator.commands import watch as watching  # watchdog's import is paid by this command only
 
     root = vault_mod.find_root(None, vault)
-    watcher = watching.Watcher(root, use_judge=not no_judge, state=state_dir, clock=clock)
+    watcher = watching.Watcher(Context.build(root, state_dir, seams), use_judge=not no_judge)
     with watching.stop_on_signals(watcher):
         for item in watcher.run():
-            report.watch(item, as_json, clock.now())
+            report.watch(item, as_json, seams.clock.now())
 
 
 @cli.group(name="rules")
@@ -192,7 +204,7 @@ def rules_check(file: str | None, vault: str | None) -> None:
         root = vault_mod.find_root(None, vault)
         found = rules_file.vault_rules_file(root)  # a broken symlink or a FIFO is named by `load`, not "no file"
         if found is None:
-            raise CuratorError(f"{root / vault_mod.RULES_PATH}: no rules file (run `memory-curator init`)")
+            raise CuratorError(f"{root / names.RULES_PATH}: no rules file (run `memory-curator init`)")
         path = found
     else:
         path = Path(file)
@@ -211,7 +223,7 @@ def _scheduler_flags(func: Callable[..., None]) -> Callable[..., None]:
 
 
 def _job_options(func: Callable[..., None]) -> Callable[..., None]:
-    options = [
+    options: list[Callable[[Callable[..., None]], Callable[..., None]]] = [
         click.option("--every", default="15m", show_default=True, help="How often (e.g. 5m, 30m, 2h, 1d)."),
         click.option("--on-change", is_flag=True, help="launchd: also sweep when the inbox changes (WatchPaths)."),
         _scheduler_flags,
@@ -237,8 +249,7 @@ def schedule_install(
     from memory_curator.commands import schedule
 
     plan = schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change)
-    for line in schedule.install(plan):
-        click.echo(line)
+    report.schedule_applied([schedule.install(plan)])
 
 
 @schedule_group.command(name="show")
@@ -247,9 +258,7 @@ def schedule_show(every: str, on_change: bool, platform: str | None, vault: str 
     """Print exactly what `install` would write and run; change nothing."""
     from memory_curator.commands import schedule
 
-    plan = schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change)
-    for line in schedule.describe(plan):
-        click.echo(line)
+    report.schedule_plan(schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change))
 
 
 @schedule_group.command(name="uninstall")
@@ -259,11 +268,12 @@ def schedule_uninstall(platform: str | None, vault: str | None) -> None:
     """Remove this vault's scheduled sweep (from every scheduler, or the one named)."""
     from memory_curator.commands import schedule
 
-    gone = vault and not Path(vault).expanduser().exists()  # a deleted vault's job can still be removed
-    root = Path(vault).expanduser().absolute() if gone else vault_mod.find_root(None, vault)
-    lines = [line for plan in schedule.plan_uninstall(root, platform) for line in schedule.uninstall(plan)]
-    for line in lines or [f"no scheduled sweep of {root} found"]:
-        click.echo(line)
+    if vault and not Path(vault).expanduser().exists():  # a deleted vault's job can still be removed
+        root = Path(vault).expanduser().absolute()
+    else:
+        root = vault_mod.find_root(None, vault)
+    done = [schedule.uninstall(plan) for plan in schedule.plan_uninstall(root, platform)]
+    report.schedule_applied(done, f"no scheduled sweep of {root} found")
 
 
 @cli.command()
@@ -271,24 +281,20 @@ def schedule_uninstall(platform: str | None, vault: str | None) -> None:
 @VAULT_OPTION
 @STATE_OPTION
 @click.pass_obj
-def doctor(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+def doctor(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
     from memory_curator.commands import doctor as doctor_mod
 
-    findings = doctor_mod.diagnose(vault, state_dir, clock=clock)
-    if as_json:
-        report.emit_json([f.to_json() for f in findings])
-    else:
-        for finding in findings:
-            click.echo(finding.line())
+    findings = doctor_mod.diagnose(vault, state_dir, clock=seams.clock)
+    report.doctor(findings, as_json)
     if doctor_mod.failed(findings):
-        raise click.exceptions.Exit(1)
+        raise click.exceptions.Exit(EXIT_CONFIG)
 
 
 # --- the human and agent loop (docs/review.md, docs/agents.md) --------------------------------
 
 BY_OPTION = click.option("--by", "by", metavar="NAME", help="Who decides (default: $MEMORY_CURATOR_USER or login).")
-WAIT_OPTION = click.option("--wait", is_flag=True, help="Wait for a running sweep instead of exiting 75.")
+WAIT_OPTION = click.option("--wait", is_flag=True, help=f"Wait for a running sweep instead of exiting {EXIT_LOCKED}.")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 
 
@@ -298,19 +304,21 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the re
 @VAULT_OPTION
 @STATE_OPTION
 @click.pass_obj
-def review(clock: Clock, path: str | None, by: str | None, vault: str | None, state_dir: str | None) -> None:
+def review(seams: Seams, path: str | None, by: str | None, vault: str | None, state_dir: str | None) -> None:
     """Walk the items waiting for a person, oldest first (PATH: one agent folder or one file).
 
     Keys: p promote, o promote as another surface, m merge (patch) into a note, d drop (asks
     a reason), e edit in $EDITOR, s skip, q quit. Each choice is applied and journalled at once.
     """
+    from memory_curator.cli import review as review_ui
     from memory_curator.commands import review as review_mod
     from memory_curator.commands.desk import Desk
 
     root = vault_mod.find_root(Path(path) if path else None, vault)
     agents, only = review_mod.scope(root, path)
-    tally = review_mod.review(Desk.open(root, state_dir, by, clock=clock), report.stdout(), agents, only)
-    click.echo(tally.line())
+    report.review_tally(
+        review_ui.review(Desk(Context.build(root, state_dir, seams, by)), report.stdout(), agents, only)
+    )
 
 
 @cli.command()
@@ -327,7 +335,7 @@ def review(clock: Clock, path: str | None, by: str | None, vault: str | None, st
 @STATE_OPTION
 @click.pass_obj
 def resolve(
-    clock: Clock,
+    seams: Seams,
     file: str,
     promote: bool,
     surface: str | None,
@@ -344,6 +352,7 @@ def resolve(
 
     A patch into a note of your own (not the curator's) shows its diff and asks on a
     terminal; without one it is refused unless --yes."""
+    from memory_curator.cli import review as review_ui
     from memory_curator.commands import review as review_mod
     from memory_curator.commands.desk import Desk
 
@@ -351,9 +360,10 @@ def resolve(
     if sum(chosen) != 1:
         raise click.UsageError("give exactly one of --promote/--surface, --patch NOTE, --drop REASON")
     root = vault_mod.find_root(Path(file).parent, vault)
-    desk = Desk.open(root, state_dir, by, wait, clock)
+    desk = Desk(Context.build(root, state_dir, seams, by), wait)
     if patch_into is not None:
-        done = review_mod.patch_confirmed(desk, file, patch_into, None, review_mod.on_terminal(), yes)
+        confirm = review_ui.asker() if review_ui.on_terminal() else None
+        done = review_mod.patch_confirmed(desk, file, patch_into, confirm, yes)
     elif drop_reason is not None:
         done = desk.drop(file, drop_reason)
     else:
@@ -370,7 +380,7 @@ def resolve(
 @STATE_OPTION
 @click.pass_obj
 def restore(
-    clock: Clock,
+    seams: Seams,
     dropped_file: str,
     by: str | None,
     wait: bool,
@@ -382,7 +392,7 @@ def restore(
     from memory_curator.commands import restore as restore_mod
 
     root = vault_mod.find_root(Path(dropped_file).parent, vault)
-    report.restored(restore_mod.restore(root, dropped_file, state_dir, by, wait, clock), as_json)
+    report.restored(restore_mod.restore(Context.build(root, state_dir, seams, by), dropped_file, wait), as_json)
 
 
 @cli.command()
@@ -395,7 +405,7 @@ def restore(
 @STATE_OPTION
 @click.pass_obj
 def undo(
-    clock: Clock,
+    seams: Seams,
     run_id: str | None,
     last: bool,
     by: str | None,
@@ -410,7 +420,7 @@ def undo(
     if (run_id is None) == (not last):
         raise click.UsageError("give a RUN_ID (see `memory-curator log`) or --last")
     root = vault_mod.find_root(None, vault)
-    report.undone(undo_mod.undo(root, run_id, state_dir, by, wait, clock), as_json)
+    report.undone(undo_mod.undo(Context.build(root, state_dir, seams, by), run_id, wait), as_json)
 
 
 @cli.command()
@@ -420,7 +430,7 @@ def undo(
 @JSON_OPTION
 @VAULT_OPTION
 @click.pass_obj
-def submit(clock: Clock, file: str, agent: str | None, with_check: bool, as_json: bool, vault: str | None) -> None:
+def submit(seams: Seams, file: str, agent: str | None, with_check: bool, as_json: bool, vault: str | None) -> None:
     """Validate a candidate (a note, or a JSON payload; - for stdin) and write it atomically
     into _inbox/<agent>/ under a unique name."""
     from memory_curator.commands import submit as submit_mod
@@ -437,7 +447,12 @@ def submit(clock: Clock, file: str, agent: str | None, with_check: bool, as_json
         except UnicodeDecodeError:
             raise CuratorError(f"{file}: not UTF-8 text") from None
         origin = file
-    report.submitted(submit_mod.submit(root, text, origin, agent, with_check, clock), as_json)
+    report.submitted(
+        submit_mod.submit(
+            root, text, origin, agent or _env(seams).get("MEMORY_CURATOR_AGENT"), with_check, seams.clock
+        ),
+        as_json,
+    )
 
 
 @cli.command()
@@ -445,12 +460,12 @@ def submit(clock: Clock, file: str, agent: str | None, with_check: bool, as_json
 @VAULT_OPTION
 @STATE_OPTION
 @click.pass_obj
-def status(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+def status(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """The inbox backlog, the review queue, recent drops and sweeps, the index and the schedule."""
     from memory_curator.commands import status as status_mod
 
     root = vault_mod.find_root(None, vault)
-    report.status(status_mod.gather(root, state_dir, clock), as_json)
+    report.status(status_mod.gather(root, state_dir, seams.clock), as_json)
 
 
 @cli.command(name="log")
@@ -461,13 +476,13 @@ def status(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None
 @STATE_OPTION
 @click.pass_obj
 def log_command(
-    clock: Clock, since: str | None, file: str | None, as_json: bool, vault: str | None, state_dir: str | None
+    seams: Seams, since: str | None, file: str | None, as_json: bool, vault: str | None, state_dir: str | None
 ) -> None:
     """The decision log: which candidate, which verdict, why, and where it went."""
     from memory_curator.commands import log as decision_log
 
     root = vault_mod.find_root(None, vault)
-    report.decision_log(decision_log.read(root, state_dir, since, file, clock), as_json)
+    report.decision_log(decision_log.read(root, state_dir, since, file, seams.clock), as_json)
 
 
 @cli.command()
@@ -481,7 +496,7 @@ def log_command(
 @STATE_OPTION
 @click.pass_obj
 def query(
-    clock: Clock,
+    seams: Seams,
     entity_predicate: tuple[str, ...],
     slug: str | None,
     text: str | None,
@@ -497,14 +512,9 @@ def query(
     asked = [bool(entity_predicate), slug is not None, text is not None, day is not None]
     if sum(asked) != 1 or len(entity_predicate) not in (0, 2):
         raise click.UsageError("ask one thing: ENTITY PREDICATE, --slug S, --text TEXT or --date YYYY-MM-DD")
-    querier = index.open_querier(*_index_context(vault, state_dir), clock)
+    querier = index.open_querier(*_index_context(vault, state_dir), seams.clock)
     key = (entity_predicate[0], entity_predicate[1]) if entity_predicate else None
-    data = index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit)
-    if as_json:
-        report.emit_json(data)
-        return
-    for line in index.answer_lines(data):
-        click.echo(line)
+    report.query(index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit), as_json)
 
 
 def _index_context(vault: str | None, state_dir: str | None) -> tuple[Path, rules_mod.Rules, Path]:
@@ -525,15 +535,11 @@ def index_group() -> None:
 @VAULT_OPTION
 @STATE_OPTION
 @click.pass_obj
-def index_rebuild(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+def index_rebuild(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Build the index from scratch (sweeps refresh it by themselves)."""
     from memory_curator.index import store as index
 
-    built = index.Index(*_index_context(vault, state_dir), clock).rebuild()
-    if as_json:
-        report.emit_json(built.to_json())
-        return
-    click.echo(f"indexed {built.notes} notes in {built.seconds:.1f} s")
+    report.index_rebuilt(index.Index(*_index_context(vault, state_dir), seams.clock).rebuild(), as_json)
 
 
 @index_group.command(name="stats")
@@ -541,40 +547,35 @@ def index_rebuild(clock: Clock, as_json: bool, vault: str | None, state_dir: str
 @VAULT_OPTION
 @STATE_OPTION
 @click.pass_obj
-def index_stats(clock: Clock, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+def index_stats(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Where the index lives, its size, freshness and the notes it could only read by body (no refresh)."""
     from memory_curator.index import store as index
 
-    data = index.current_stats(*_index_context(vault, state_dir), clock)
-    if as_json:
-        report.emit_json(data)
-        return
-    for line in index.stats_lines(data):
-        click.echo(line)
+    report.index_stats(index.current_stats(*_index_context(vault, state_dir), seams.clock), as_json)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: the one error boundary."""
     try:
         code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False, obj=SystemClock())
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
+    except click.exceptions.Abort:  # click's name for Ctrl-C (and end of input at a prompt)
+        report.error_line("aborted")
+        sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code if exc.exit_code else EXIT_USAGE)
     except CuratorError as exc:  # a message may quote a file name: shown escaped
-        click.echo(f"memory-curator: {names.printable(str(exc))}", err=True)
+        report.error_line(f"memory-curator: {names.printable(str(exc))}")
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+        report.error_line("interrupted")
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # a bug: say so in one line, keep the traceback in a log
         log = _crash_log(sys.argv[1:] if argv is None else argv)
         what = names.printable(f"{type(exc).__name__}: {exc}")
-        click.echo(f"memory-curator: internal error: {what} (details: {log})", err=True)
-        sys.exit(3)
-    sys.exit(code if isinstance(code, int) else 0)
+        report.error_line(f"memory-curator: internal error: {what} (details: {log})")
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
 def _crash_log(args: list[str]) -> str:
@@ -594,15 +595,14 @@ def _crash_folder(args: list[str]) -> Path:
     from its arguments."""
     import platformdirs
 
-    from memory_curator.store.state import state_dir
+    from memory_curator.store.state import APP, state_folder
 
-    explicit = _option_value(args, "--state-dir") or os.environ.get("MEMORY_CURATOR_STATE")
-    if explicit:
-        return Path(explicit).expanduser()
     try:
-        return state_dir(vault_mod.find_root(None, _option_value(args, "--vault")))
+        root = vault_mod.find_root(None, _option_value(args, "--vault"))
     except Exception:  # no vault here, or none that can be told from the arguments
-        return Path(platformdirs.user_state_dir("memory-curator"))
+        chosen = _option_value(args, "--state-dir") or os.environ.get("MEMORY_CURATOR_STATE")
+        return Path(chosen or platformdirs.user_state_dir(APP)).expanduser()
+    return state_folder(root, _option_value(args, "--state-dir"))
 
 
 def _option_value(args: list[str], name: str) -> str | None:

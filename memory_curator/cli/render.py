@@ -1,4 +1,10 @@
-"""The one module that prints results: JSON for machines, rich tables for people."""
+"""The one module that prints results: JSON for machines, rich tables for people.
+
+JSON: `run --json` prints the spec's shape (`SweepResult.to_json`, pinned by
+tests/test_result_contract.py); every other command prints one envelope,
+`{"version": 1, "command": "<name>", "data": ...}` (`watch --json`: one per line per batch),
+pinned by tests/test_json_contract.py.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,12 @@ import contextlib
 import datetime as dt
 import json
 import re
+import shlex
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
+import click
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
@@ -20,6 +28,14 @@ from rich.text import Text
 from memory_curator.core.names import printable
 from memory_curator.core.result import SweepResult
 from memory_curator.core.rules import Rules
+from memory_curator.core.text import iso
+
+if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
+    from memory_curator.commands import schedule
+    from memory_curator.commands.doctor import Finding
+    from memory_curator.commands.init import Initialised
+    from memory_curator.commands.review import Tally
+    from memory_curator.index.store import Refresh
 
 STYLE = {"promote": "green", "patch": "cyan", "drop": "red", "needs_review": "yellow"}
 
@@ -62,7 +78,45 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json_text(data, indent=2) + "\n")
 
 
+JSON_VERSION = 1
+
+
+def envelope(command: str, data: Any) -> dict[str, Any]:
+    """The JSON of every command but `run`: `command` is its name as typed (`index stats`)."""
+    return {"version": JSON_VERSION, "command": command, "data": data}
+
+
+def emit(command: str, data: Any) -> None:
+    emit_json(envelope(command, data))
+
+
+def lines(texts: Iterable[str]) -> None:
+    """Plain lines on stdout, no markup (each text escapes what it quotes itself)."""
+    for text in texts:
+        click.echo(text)
+
+
+def error_line(text: str) -> None:
+    """The error boundary's one line on stderr (the caller escapes what it quotes)."""
+    click.echo(text, err=True)
+
+
 def sweep(result: SweepResult, as_json: bool) -> None:
+    _sweep(result, as_json)
+    for problem in (result.judge or {}).get("problems", []):  # one line per failed judge request
+        error_line(f"memory-curator: {problem}")
+
+
+def idle(why: str, as_json: bool) -> None:
+    """`run` on a machine that is not the curator host: one line; JSON keeps the usual keys
+    (zero totals) and adds `idle`."""
+    if as_json:
+        emit_json({"agents": [], **SweepResult("", ()).totals(), "idle": why})
+    else:
+        lines([why])
+
+
+def _sweep(result: SweepResult, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_json())
         return
@@ -104,20 +158,25 @@ def _diffs(console: Console, result: SweepResult) -> None:
 
 def check(data: Mapping[str, Any], as_json: bool) -> None:
     if as_json:
-        emit_json(dict(data))
+        emit("check", dict(data))
         return
     console = stdout()
     verdict = str(data["verdict"])
     console.print(f"[{STYLE.get(verdict, 'white')}]{verdict}[/]: {shown(str(data['reason']))}")
     if data.get("target_path"):
         console.print(f"target: {data['target_path']}")
-    table = Table("criterion", "value", show_edge=False)
-    for name, value in (data.get("criteria") or {}).items():
-        table.add_row(name, {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]undecided[/]"}[value])
+    table = criteria_table(data.get("criteria") or {})
     if table.row_count:
         console.print(table)
     for line in data.get("explanation", []):
         console.print(f"  {shown(line)}")
+
+
+def criteria_table(criteria: Mapping[str, bool | None]) -> Table:
+    table = Table("criterion", "value", show_edge=False)
+    for name, value in criteria.items():
+        table.add_row(name, {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]undecided[/]"}[value])
+    return table
 
 
 def rules_summary(rules: Rules) -> None:
@@ -136,7 +195,7 @@ def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
     from memory_curator.commands.watch import Batch
 
     console = stderr()
-    stamp = now.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = iso(now)
 
     def line(text: str) -> None:
         console.print(f"{stamp} {text}", highlight=False)
@@ -157,7 +216,7 @@ def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
         for failure in agent.errors:
             line(f"[bold red]error[/] {shown(failure.inbox_path)}: {shown(failure.error)}")
     if as_json:
-        sys.stdout.write(json_text(item.to_json()) + "\n")
+        sys.stdout.write(json_text(envelope("watch", item.to_json())) + "\n")
         sys.stdout.flush()
 
 
@@ -165,9 +224,9 @@ def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
 
 
 def person_action(done: Any, as_json: bool) -> None:
-    """A person's resolve (an `actions.Done`)."""
+    """A person's resolve (a `desk.Done`)."""
     if as_json:
-        emit_json(done.to_json())
+        emit("resolve", done.to_json())
         return
     action = done.action
     where = action.moved_to or action.target_path or ""
@@ -179,14 +238,14 @@ def person_action(done: Any, as_json: bool) -> None:
 
 def restored(result: Any, as_json: bool) -> None:
     if as_json:
-        emit_json(result.to_json())
+        emit("restore", result.to_json())
         return
     stdout().print(f"restored {shown(result.dropped)} -> {shown(result.inbox_path)} (tagged needs-review)")
 
 
 def undone(result: Any, as_json: bool) -> None:
     if as_json:
-        emit_json(result.to_json())
+        emit("undo", result.to_json())
         return
     console = stdout()
     for item in result.undone:
@@ -198,7 +257,7 @@ def undone(result: Any, as_json: bool) -> None:
 
 def submitted(result: Any, as_json: bool) -> None:
     if as_json:
-        emit_json(result.to_json())
+        emit("submit", result.to_json())
         return
     console = stdout()
     console.print(f"submitted {shown(result.inbox_path)}")
@@ -209,7 +268,7 @@ def submitted(result: Any, as_json: bool) -> None:
 def decision_log(entries: list[Any], as_json: bool) -> None:
     """One line per action (greppable, readable at any width): when, verdict, what, where, why."""
     if as_json:
-        emit_json({"count": len(entries), "entries": [e.to_json() for e in entries]})
+        emit("log", {"count": len(entries), "entries": [e.to_json() for e in entries]})
         return
     console = stdout()
     if not entries:
@@ -227,7 +286,7 @@ def decision_log(entries: list[Any], as_json: bool) -> None:
 
 def status(data: Mapping[str, Any], as_json: bool) -> None:
     if as_json:
-        emit_json(dict(data))
+        emit("status", dict(data))
         return
     console = stdout()
     console.print(f"[bold]vault[/] {shown(data['vault'])}\n[bold]state[/] {shown(data['state_dir'])}")
@@ -322,6 +381,99 @@ def age_text(seconds: float | None) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f} {unit}"
     return f"{max(seconds, 0):.0f} s"
+
+
+# --- setup and upkeep: init, schedule, doctor, query, index, review's tally ----------------------
+
+
+def initialised(result: Initialised) -> None:
+    out = [f"{'wrote' if result.wrote_rules else 'kept existing'} {result.rules_path}"]
+    out += [f"created {name}/" for name in result.created]
+    lines([*out, f"vault ready: {result.root}"])
+
+
+def schedule_plan(plan: schedule.Plan) -> None:
+    """`schedule show`: every file with its full text, every command, the crontab line."""
+    from memory_curator.commands.schedule import marker
+
+    out = ["$ " + shlex.join(step.argv) for step in plan.before]
+    for path, data in plan.files:
+        out += [f"# {path}", data.decode().rstrip("\n"), ""]
+    out += ["$ " + shlex.join(step.argv) for step in plan.after]
+    if plan.cron_line:
+        out += [f"# crontab line (replaces the line ending in '{marker(plan.job_id)}'):", plan.cron_line]
+    lines(out + [f"note: {n}" for n in plan.notes])
+
+
+_DID = {"wrote": "wrote {}", "removed": "removed {}", "ran": "ran {}", "crontab": "crontab: {}"}
+
+
+def schedule_applied(done: Iterable[schedule.Applied], nothing: str | None = None) -> None:
+    """What `schedule install` or `uninstall` did, one line an event; `nothing` when it did nothing."""
+    out = []
+    for applied in done:
+        for kind, what in applied.events:
+            if kind == "uncrontab":
+                out.append(f"crontab: removed the line ending in '{what}'")
+            else:
+                out.append(_DID[kind].format(what))
+        out += [f"note: {n}" for n in applied.notes]
+    lines(out or ([nothing] if nothing else []))
+
+
+def doctor(findings: list[Finding], as_json: bool) -> None:
+    if as_json:
+        emit("doctor", [f.to_json() for f in findings])
+        return
+    lines(finding_line(f) for f in findings)
+
+
+def finding_line(finding: Finding) -> str:
+    tag = {"ok": "ok", "warn": "warn", "problem": "PROBLEM"}[finding.level]
+    return f"{tag:<8}{finding.topic}: {finding.message}" + (f" — fix: {finding.fix}" if finding.fix else "")
+
+
+def query(data: Mapping[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit("query", dict(data))
+        return
+    if not data["results"]:
+        lines([f"no note matches {data['kind']} {data['query']!r}"])
+        return
+    out = []
+    for row in data["results"]:
+        score = f"  {row['score']:.3f}" if "score" in row else ""
+        value = f"  value: {row['value']}" if row.get("value") else ""
+        out.append(printable(f"{row['path']}  ({row['surface'] or 'no surface'}){score}{value}"))
+    lines(out)  # a note's name or value may hold an escape sequence: shown escaped
+
+
+def index_rebuilt(built: Refresh, as_json: bool) -> None:
+    if as_json:
+        emit("index rebuild", built.to_json())
+        return
+    lines([f"indexed {built.notes} notes in {built.seconds:.1f} s"])
+
+
+def index_stats(data: Mapping[str, Any], as_json: bool) -> None:
+    if as_json:
+        emit("index stats", dict(data))
+        return
+    surfaces = ", ".join(f"{name} {count}" for name, count in data["surfaces"].items())
+    out = [
+        f"index: {data['path']} (schema {data['schema']}, {data['bytes'] / 1e6:.1f} MB)",
+        f"notes: {data['notes']} ({surfaces}); {data['terms']} distinct words",
+        f"built {data['built']}, refreshed {data['refreshed']}",
+    ]
+    out += [printable(f"read by body only: {p['path']}: {p['problem']}") for p in data["problems"]]
+    lines(out)
+
+
+def review_tally(tally: Tally) -> None:
+    counts = tally.counts()
+    words = f"{counts['promote']} promoted, {counts['patch']} patched, {counts['drop']} dropped"
+    rest = f", quit with {tally.left} not looked at" if tally.quit else ""
+    lines([f"review: {words}, {tally.skipped} skipped{rest}"])
 
 
 @contextlib.contextmanager

@@ -1,8 +1,8 @@
 """What a person (or an agent acting for one) does with one inbox item: promote it, patch it
 into a chosen note, or drop it with a reason.
 
-Each action goes through the sweep's own apply functions, so it takes the same lock, writes
-through the same writer and is journalled like a sweep's action, under a run id of its own
+Each action is planned by the sweep's own planners and applied by the one executor, so it takes
+the same lock, writes through the same writer and is journalled like a sweep's verdict, under a run id of its own
 (which `undo` accepts). The name of the person is kept in the journalled reason, and a drop's
 audit line reads `dropped by memory-curator: <reason> (by <person>)`.
 """
@@ -11,31 +11,31 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import getpass
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from memory_curator.commands import sweep
+from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
 from memory_curator.core import merge
-from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.clock import Clock
 from memory_curator.core.decide import Decision
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.facts import Querier
 from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT, is_candidate_name
 from memory_curator.core.notes import NotEditable, content_hash, edit_frontmatter, parse
 from memory_curator.core.ownership import curator_owned, never_owned
 from memory_curator.core.result import Action
 from memory_curator.core.rules import Rules
 from memory_curator.index.file_querier import FileQuerier
-from memory_curator.store import journal as journal_mod
-from memory_curator.store import recovery, stores, writer
+from memory_curator.store import recovery, writer
+from memory_curator.store.executor import Executor
+from memory_curator.store.journal import Journal
 from memory_curator.store.paths import relpath, safe_join
-from memory_curator.store.rules_file import load_for_vault
-from memory_curator.store.state import state_dir, sweep_lock
+from memory_curator.store.state import sweep_lock
 
 PERSON_RULE = "by-person"  # the `rule` a person's drop is journalled under
 PERSONS_NOTE = (
@@ -55,17 +55,6 @@ class Preview:
 
 
 T = TypeVar("T")
-
-
-def person(explicit: str | None = None) -> str:
-    """Who is acting: --by, else MEMORY_CURATOR_USER, else the login name."""
-    name = explicit or os.environ.get("MEMORY_CURATOR_USER")
-    if not name:
-        try:
-            name = getpass.getuser()
-        except (KeyError, OSError):
-            name = "unknown"
-    return " ".join(name.split()) or "unknown"
 
 
 def one_line(text: str) -> str:
@@ -99,25 +88,14 @@ def inbox_item(root: Path, path: str | Path) -> tuple[str, str]:
     return rel, parts[1] if len(parts) == 3 else ROOT_AGENT
 
 
-def journalled(journal: journal_mod.Journal, record: dict[str, Any], effect: Callable[[], T]) -> T:
-    """A begin record (fsynced) before `effect`, an end record after: what recovery reads."""
-    journal.append({"event": "begin", **record})
-    try:
-        done = effect()
-    except BaseException as exc:
-        journal.append({"event": "end", "run": record["run"], "seq": record["seq"], "ok": False, "error": str(exc)})
-        raise
-    journal.append({"event": "end", "run": record["run"], "seq": record["seq"], "ok": True})
-    return done
-
-
 @contextmanager
-def locked(root: Path, state: Path, clock: Clock, wait: bool = False) -> Iterator[journal_mod.Journal]:
-    """The sweep lock, with what a crash left half-done finished first (as a sweep does)."""
-    with sweep_lock(state, clock, wait=wait):
-        journal = journal_mod.Journal(state / "journal.jsonl", clock)
-        recovery.recover(root, journal)
-        yield journal
+def locked(ctx: Context, wait: bool = False) -> Iterator[Executor]:
+    """The sweep lock, with what a crash left half-done finished first (as a sweep does), and
+    the executor this command's plans go through."""
+    with sweep_lock(ctx.state, ctx.clock, wait=wait):
+        journal = Journal(ctx.state / "journal.jsonl", ctx.clock, ctx.files)
+        recovery.recover(ctx.root, ctx.state, journal, ctx.files)
+        yield Executor(ctx.root, ctx.state, journal, ctx.files)
 
 
 @dataclass(frozen=True)
@@ -135,23 +113,32 @@ class Done:
 class Desk:
     """A person's actions on one vault; each one is its own journalled run."""
 
-    root: Path
-    state: Path
-    rules: Rules
-    user: str
-    clock: Clock
+    ctx: Context
     wait: bool = False
 
-    @classmethod
-    def open(
-        cls,
-        root: Path,
-        explicit_state: str | None = None,
-        user: str | None = None,
-        wait: bool = False,
-        clock: Clock = SystemClock(),
-    ) -> Desk:
-        return cls(root, state_dir(root, explicit_state), load_for_vault(root), person(user), clock, wait)
+    @property
+    def root(self) -> Path:
+        return self.ctx.root
+
+    @property
+    def rules(self) -> Rules:
+        return self.ctx.rules
+
+    @property
+    def user(self) -> str:
+        return self.ctx.user
+
+    @property
+    def state(self) -> Path:
+        return self.ctx.state
+
+    @property
+    def clock(self) -> Clock:
+        return self.ctx.clock
+
+    def querier(self) -> Querier:
+        """What `review` shows beside an item: the vault's index (the context's querier)."""
+        return self.ctx.querier(self.ctx, self.rules)
 
     def read(self, rel: str) -> tuple[bytes, cand.Candidate]:
         rel, agent = inbox_item(self.root, rel)
@@ -213,23 +200,20 @@ class Desk:
 
     @contextmanager
     def _sweep(self) -> Iterator[sweep.Sweep]:
-        now = self.clock.now()
-        with locked(self.root, self.state, self.clock, self.wait) as journal:
+        now = self.ctx.clock.now()
+        with locked(self.ctx, self.wait) as executor:
             yield sweep.Sweep(
-                root=self.root,
-                state=self.state,
-                rules=self.rules,
-                run_id=sweep.new_run_id(now),
-                now=now,
-                dry_run=False,
-                journal=journal,
-                querier=FileQuerier(self.root, self.rules),
-                options=sweep.Options(clock=self.clock),
+                self.ctx,
+                self.rules,
+                sweep.new_run_id(now),
+                now,
+                executor,
+                FileQuerier(self.root, self.rules),
             )
 
     def _apply(self, run: sweep.Sweep, candidate: cand.Candidate, decision: Decision) -> Done:
         try:
-            action = sweep.APPLY[decision.verdict](run, candidate, decision)
+            action = sweep.apply(run, candidate, decision)
         except writer.Conflict:
             raise CuratorError(f"{candidate.inbox_path} changed while it was being written; nothing done") from None
         except FileExistsError as exc:
@@ -252,7 +236,6 @@ class Desk:
         except NotEditable as exc:
             raise CuratorError(f"{candidate.inbox_path}: {exc}; fix it first (review: e to edit)") from None
         built = cand.build(text, candidate.inbox_path, candidate.agent, self.rules)
-        stores.save_preimage(self.state, raw)  # what `undo` puts back in the inbox
         return dataclasses.replace(built, digest=content_hash(raw))
 
     def persons_patch(self, rel: str, target: str) -> Preview | None:
@@ -265,7 +248,7 @@ class Desk:
         raw = safe_join(self.root, note).read_bytes()
         if self._owned(note, raw):
             return None
-        merged = self._merged(candidate, note, raw, self.clock.now(), person=True)
+        merged = self._merged(candidate, note, raw, self.ctx.clock.now(), person=True)
         return Preview(note, merge.note_diff(note, raw.decode("utf-8"), merged.text), content_hash(raw))
 
     def _owned(self, note: str, raw: bytes) -> bool:

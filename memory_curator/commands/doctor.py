@@ -1,6 +1,6 @@
 """`doctor`: is this vault set up to be swept, and if not, what to do about it.
 
-Each check returns `Finding`s (data; the CLI prints them). A problem is something that
+Each check returns `Finding`s (data; `cli.render` prints them). A problem is something that
 stops sweeps from working or from sharing one lock (exit 1); a warning is what a careful
 user should know (no schedule, no judge key, not the curator host, the macOS privacy trap).
 """
@@ -24,9 +24,10 @@ from typing import Any
 from memory_curator.commands import schedule
 from memory_curator.commands.sweep import host_refusal
 from memory_curator.core.clock import Clock, SystemClock
-from memory_curator.core.errors import CuratorError, RulesError
+from memory_curator.core.errors import EXIT_LOCKED, CuratorError, RulesError
 from memory_curator.core.names import DROPPED, INBOX, RULES_PATH, printable
 from memory_curator.core.rules import Rules
+from memory_curator.core.text import parse_time
 from memory_curator.store import runlog
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import find_root
@@ -42,10 +43,6 @@ class Finding:
     level: str  # "ok", "warn" or "problem"
     message: str
     fix: str | None = None
-
-    def line(self) -> str:
-        tag = {"ok": "ok", "warn": "warn", "problem": "PROBLEM"}[self.level]
-        return f"{tag:<8}{self.topic}: {self.message}" + (f" — fix: {self.fix}" if self.fix else "")
 
     def to_json(self) -> dict[str, Any]:
         return {"topic": self.topic, "level": self.level, "message": self.message, "fix": self.fix}
@@ -145,16 +142,17 @@ def check_lock(state: Path, now: dt.datetime) -> list[Finding]:
     since = _lock_since(state)
     if since is not None and now - since > LOCK_STUCK:
         fix = "if that process is stuck, stop it; the lock is released the moment it exits"
-        return [Finding("lock", "problem", f"held for over an hour by {holder}: every other sweep exits 75", fix)]
+        message = f"held for over an hour by {holder}: every other sweep exits {EXIT_LOCKED}"
+        return [Finding("lock", "problem", message, fix)]
     return [Finding("lock", "ok", f"a sweep is running now ({holder or 'unknown holder'})")]
 
 
 def _lock_since(state: Path) -> dt.datetime | None:
     try:
         text = json.loads((state / "lock").read_text(encoding="utf-8"))["since"]
-        return dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    return parse_time(text)
 
 
 def check_schedule(root: Path, state: Path, machine: Machine) -> list[Finding]:
@@ -209,7 +207,7 @@ def check_last_run(root: Path, state: Path, jobs: list[schedule.Installed], mach
     overdue = _overdue(jobs, last.time, machine.now)
     if overdue:
         return [*out, overdue]
-    how = "another sweep held the lock, so it skipped" if last.exit == 75 else last.summary
+    how = "another sweep held the lock, so it skipped" if last.exit == EXIT_LOCKED else last.summary
     return [*out, Finding("last run", "ok", f"{when}: {how} (log: {log})")]
 
 

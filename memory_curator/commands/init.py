@@ -2,32 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from memory_curator.core.names import INBOX, RULES_PATH
-from memory_curator.store import writer
 from memory_curator.store.rules_file import DEFAULT_RULES, load
+from memory_curator.store.writer import FILES
 
 
-def init_vault(root: Path) -> list[str]:
+@dataclass(frozen=True)
+class Initialised:
+    """What `init` did: whether it wrote the rules file (an existing one is kept) and the
+    folders it created (vault-relative), in order."""
+
+    root: Path
+    rules_path: str
+    wrote_rules: bool
+    created: tuple[str, ...]
+
+
+def init_vault(root: Path) -> Initialised:
     """Create the folders and the default rules file; an existing rules file is kept."""
-    lines: list[str] = []
     root.mkdir(parents=True, exist_ok=True)
     rules_file = root / RULES_PATH
-    if rules_file.exists():
-        lines.append(f"kept existing {RULES_PATH}")
-    else:
+    wrote = False
+    if not rules_file.exists():
         try:
-            writer.create(rules_file, DEFAULT_RULES.read_bytes())
-            lines.append(f"wrote {RULES_PATH}")
+            FILES.create(rules_file, DEFAULT_RULES.read_bytes())
+            wrote = True
         except FileExistsError:
-            lines.append(f"kept existing {RULES_PATH}")
+            pass
     rules = load(rules_file)
     folders = [INBOX, f"{INBOX}/.dropped", *sorted({s.path.split("/")[0] for s in rules.surfaces})]
+    created = []
     for name in folders:
         folder = root / name
         if not folder.exists():
             folder.mkdir(parents=True)
-            lines.append(f"created {name}/")
-    lines.append(f"vault ready: {root.resolve()}")
-    return lines
+            created.append(name)
+    return Initialised(root.resolve(), RULES_PATH, wrote, tuple(created))

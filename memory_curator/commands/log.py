@@ -8,7 +8,6 @@ names the file it really used) and marks what a later `undo` took back.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.text import duration_seconds, iso, parse_time
 from memory_curator.store.journal import Journal
 from memory_curator.store.state import state_dir
 
@@ -155,36 +155,19 @@ def since(all_entries: list[Entry], moment: dt.datetime) -> list[Entry]:
     return [e for e in all_entries if e.time is not None and e.time >= moment]
 
 
-_SPAN = re.compile(r"^(\d+)\s*([mhdw])$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-
-
 def parse_since(text: str, now: dt.datetime) -> dt.datetime:
     """`30m`, `12h`, `7d`, `2w`, or an ISO date/time (UTC when no zone is given)."""
-    value = text.strip().lower()
-    match = _SPAN.match(value)
-    if match:
-        return now - dt.timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-    moment = parse_time(text.strip())
+    seconds = duration_seconds(text)
+    if seconds is not None:
+        return now - dt.timedelta(seconds=seconds)
+    moment = parse_time(text)
     if moment is None:
         raise CuratorError(f"--since {text!r}: use 30m, 12h, 7d, 2w, or a date like 2026-11-01")
     return moment
 
 
-def parse_time(value: Any) -> dt.datetime | None:
-    if isinstance(value, dt.datetime):
-        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
-
-
 def _iso(moment: dt.datetime | None) -> str | None:
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
+    return iso(moment) if moment else None
 
 
 def _int(value: Any) -> int:

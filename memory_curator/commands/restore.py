@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.commands import sweep
-from memory_curator.commands.desk import journalled, locked, person, vault_file
+from memory_curator.commands.context import Context
+from memory_curator.commands.desk import locked, vault_file
 from memory_curator.commands.log import entries
 from memory_curator.core import compose
-from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT
 from memory_curator.core.notes import content_hash
+from memory_curator.core.plan import Plan, Step, keep
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores, writer
 from memory_curator.store.paths import safe_join
-from memory_curator.store.state import state_dir
 
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-(.+)$")
 
@@ -39,57 +39,45 @@ class Restored:
         return {"restored": self.dropped, "inbox_path": self.inbox_path, "run_id": self.run_id}
 
 
-def restore(
-    root: Path,
-    dropped: str | Path,
-    explicit_state: str | None = None,
-    user: str | None = None,
-    wait: bool = False,
-    clock: Clock = SystemClock(),
-) -> Restored:
-    rel, agent = dropped_item(root, dropped)
-    state = state_dir(root, explicit_state)
-    now = clock.now()
-    with locked(root, state, clock, wait) as journal:
-        path = safe_join(root, rel)
-        raw = path.read_bytes()
+def restore(ctx: Context, dropped: str | Path, wait: bool = False) -> Restored:
+    rel, agent = dropped_item(ctx.root, dropped)
+    now = ctx.clock.now()
+    with locked(ctx, wait) as executor:
+        raw = safe_join(ctx.root, rel).read_bytes()
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise CuratorError(f"{rel}: not UTF-8 text; move it back by hand") from None
-        data = compose.with_review_tag(compose.strip_drop_mark(text)).encode("utf-8")
-        target = original_name(journal, rel, agent)
-        dest = safe_join(root, target)
+        target = original_name(executor.journal, rel, agent)
+        dest = safe_join(ctx.root, target)
         if dest.exists() or dest.is_symlink():
             raise CuratorError(f"{target} already exists; not restored (rename or move that file first)")
-        run_id = sweep.new_run_id(now)
-        record = {
-            "run": run_id,
-            "seq": 1,
-            "verdict": "restore",
-            "inbox": target,
-            "dest": rel,
-            "reason": f"restored by {person(user)}",
-            "before_hash": content_hash(raw),
-            "after_hash": content_hash(data),
-        }
-
-        stores.save_preimage(state, raw)  # so `undo` can put the dropped copy back
-
-        def effect() -> None:
-            writer.create(dest, data)
-            writer.remove(path, content_hash(raw))
-
+        data = compose.with_review_tag(compose.strip_drop_mark(text)).encode("utf-8")
+        plan = restore_plan(sweep.new_run_id(now), target, rel, raw, data, f"restored by {ctx.user}")
         try:
-            journalled(journal, record, effect)
+            executor.execute(plan)
         except FileExistsError:
             raise CuratorError(f"{target} already exists; not restored (rename or move that file first)") from None
         except writer.Conflict:
             raise CuratorError(f"{rel} changed while it was being restored; check {target}") from None
         except OSError as exc:
             raise CuratorError(f"{rel}: cannot restore: {exc.strerror or exc}; check {target}") from None
-        stores.hold_for_review(root, state, {target: content_hash(data)})
-    return Restored(rel, target, run_id)
+        stores.hold_for_review(ctx.root, ctx.state, executor.held, ctx.files)
+    return Restored(rel, target, plan.run)
+
+
+def restore_plan(run: str, inbox: str, dropped: str, raw: bytes, data: bytes, reason: str) -> Plan:
+    """The dropped copy's bytes kept (so `undo` can put it back), the item written back to the
+    inbox, then the copy removed; the item is held for review, so the rule that dropped it
+    does not drop it again."""
+    steps = (
+        keep(raw),
+        Step("create", inbox, data),
+        Step("remove", dropped, expected=content_hash(raw)),
+        Step("hold", inbox, expected=content_hash(data)),
+    )
+    record = {"reason": reason, "before_hash": content_hash(raw), "after_hash": content_hash(data)}
+    return Plan(run, 1, "restore", inbox, dropped, steps, record)
 
 
 def dropped_item(root: Path, path: str | Path) -> tuple[str, str]:

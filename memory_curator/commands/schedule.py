@@ -1,10 +1,10 @@
 """Scheduled sweeps: launchd on macOS, a systemd user timer where systemd runs, cron elsewhere.
 
 Pure builders turn a `Job` into exactly what is written (a plist, two unit files, a crontab
-line) and run; `show` prints that, `install`/`uninstall` apply it. Every scheduled command
-names the interpreter, the vault and the state directory by absolute path, so PATH, venv
-activation and the scheduler's empty environment do not matter, and every sweep of a vault
-shares one lock.
+line) and run; `show` prints that plan (`cli.render`), `install`/`uninstall` apply it and
+return what they did (`Applied`). Every scheduled command names the interpreter, the vault
+and the state directory by absolute path, so PATH, venv activation and the scheduler's empty
+environment do not matter, and every sweep of a vault shares one lock.
 """
 
 from __future__ import annotations
@@ -22,15 +22,16 @@ import subprocess
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 from xml.parsers.expat import ExpatError
 
-import platformdirs
-
-from memory_curator.core.errors import CuratorError
+from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 from memory_curator.core.names import INBOX
 from memory_curator.core.notes import content_hash
-from memory_curator.store import runlog, writer
-from memory_curator.store.state import APP, vault_id
+from memory_curator.core.text import duration_seconds
+from memory_curator.store import runlog
+from memory_curator.store.state import state_folder, vault_id
+from memory_curator.store.writer import FILES
 
 LABEL_PREFIX = "org.memory-curator.sweep."
 UNIT_PREFIX = "memory-curator-"
@@ -38,7 +39,6 @@ CRON_MARKER = "# memory-curator:"
 MINUTES = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30)
 HOURS = (1, 2, 3, 4, 6, 8, 12, 24)
 EVERY_HELP = "minutes that divide an hour (1m 2m 3m 4m 5m 6m 10m 12m 15m 20m 30m), hours that divide a day, or 1d"
-_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 
 
 # --- intervals ---------------------------------------------------------------------------------
@@ -46,9 +46,8 @@ _UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 
 def parse_every(text: str) -> int:
     """'15m', '2h', '1d' → seconds. Only intervals that cron and OnCalendar express exactly."""
-    match = re.fullmatch(r"\s*(\d+)\s*(s|m|min|h|d)?\s*", text.lower())
-    seconds = int(match.group(1)) * _UNITS[match.group(2) or "m"] if match else 0
-    if seconds not in _calendars():
+    seconds = duration_seconds(text, default_unit="m")
+    if seconds is None or seconds not in _calendars():
         raise CuratorError(f"--every {text}: use {EVERY_HELP}")
     return seconds
 
@@ -115,13 +114,6 @@ def unit_name(job_id: str, kind: str) -> str:
 
 def marker(job_id: str) -> str:
     return CRON_MARKER + job_id
-
-
-def resolved_state(root: Path, explicit: str | None, env: dict[str, str]) -> Path:
-    """`state.state_dir` without creating anything (so `show` changes nothing)."""
-    chosen = explicit or env.get("MEMORY_CURATOR_STATE")
-    folder = Path(chosen).expanduser() if chosen else Path(platformdirs.user_state_dir(APP)) / "vaults" / vault_id(root)
-    return folder.resolve()
 
 
 # --- the job and what each platform makes of it ----------------------------------------------------
@@ -202,8 +194,8 @@ def service_unit(job: Job) -> str:
         "\n[Service]\n"
         "Type=oneshot\n"
         f"ExecStart={command}\n"
-        "# 75: another sweep held the lock and did the work; not a failure\n"
-        "SuccessExitStatus=75\n"
+        f"# {EXIT_LOCKED}: another sweep held the lock and did the work; not a failure\n"
+        f"SuccessExitStatus={EXIT_LOCKED}\n"
         "Nice=10\n"
     )
 
@@ -300,17 +292,6 @@ def _linger_note() -> str:
     return f"user timers run only while {user} is logged in; to sweep after logout too: loginctl enable-linger {user}"
 
 
-def describe(plan: Plan) -> list[str]:
-    """What `show` prints: every file with its full text, every command, the crontab line."""
-    lines = ["$ " + shlex.join(step.argv) for step in plan.before]
-    for path, data in plan.files:
-        lines += [f"# {path}", data.decode().rstrip("\n"), ""]
-    lines += ["$ " + shlex.join(step.argv) for step in plan.after]
-    if plan.cron_line:
-        lines += [f"# crontab line (replaces the line ending in '{marker(plan.job_id)}'):", plan.cron_line]
-    return lines + [f"note: {n}" for n in plan.notes]
-
-
 # --- the imperative shell --------------------------------------------------------------------------
 
 
@@ -326,55 +307,69 @@ def current_platform(forced: str | None) -> str:
     return choose_platform(forced, platform.system(), systemd_running())
 
 
-def install(plan: Plan) -> list[str]:
+Did = Literal["wrote", "removed", "ran", "crontab", "uncrontab"]
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What `install` or `uninstall` did, in order: ("wrote", file), ("removed", file), ("ran",
+    command line), ("crontab", the line added), ("uncrontab", the marker of the line removed);
+    plus the plan's notes. No events: there was nothing to uninstall."""
+
+    platform: str
+    events: tuple[tuple[Did, str], ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def install(plan: Plan) -> Applied:
     """Idempotent: a re-install replaces this vault's job and leaves everything else alone."""
     if plan.state:
         plan.state.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lines = _steps(plan.before, quiet=True)
+    _steps(plan.before)  # forgetting the old job is not worth a line
+    events: list[tuple[Did, str]] = []
     for path, data in plan.files:
         _write(path, data)
-        lines.append(f"wrote {path}")
-    lines += _steps(plan.after)
+        events.append(("wrote", str(path)))
+    events += _steps(plan.after)
     if plan.cron_line:
         write_crontab(crontab_with(read_crontab() or "", plan.cron_line, plan.job_id))
-        lines.append(f"crontab: {plan.cron_line}")
-    return lines + [f"note: {n}" for n in plan.notes]
+        events.append(("crontab", plan.cron_line))
+    return Applied(plan.platform, tuple(events), plan.notes)
 
 
-def uninstall(plan: Plan) -> list[str]:
+def uninstall(plan: Plan) -> Applied:
     """Removes exactly what `install` made for this vault; nothing at all when nothing is there."""
     if plan.platform == "cron":
         table = read_crontab()
         if not table or crontab_without(table, plan.job_id) == table:
-            return []
+            return Applied(plan.platform)
         write_crontab(crontab_without(table, plan.job_id))
-        return [f"crontab: removed the line ending in '{marker(plan.job_id)}'"]
+        return Applied(plan.platform, (("uncrontab", marker(plan.job_id)),))
     present = [path for path, _ in plan.files if path.exists()]
     if not present:
-        return []
-    lines = _steps(plan.before)
+        return Applied(plan.platform)
+    events = _steps(plan.before)
     for path in present:
         path.unlink()
-        lines.append(f"removed {path}")
-    return lines + _steps(plan.after)
+        events.append(("removed", str(path)))
+    return Applied(plan.platform, tuple(events + _steps(plan.after)))
 
 
-def _steps(steps: tuple[Step, ...], quiet: bool = False) -> list[str]:
-    lines = []
+def _steps(steps: tuple[Step, ...]) -> list[tuple[Did, str]]:
+    events: list[tuple[Did, str]] = []
     for step in steps:
         _run(step)
-        if not quiet:
-            lines.append("ran " + shlex.join(step.argv))
-    return lines
+        events.append(("ran", shlex.join(step.argv)))
+    return events
 
 
 def _write(path: Path, data: bytes) -> None:
     """Atomic, fsynced, and no write at all when the file already holds these bytes."""
-    current = writer.file_hash(path)
+    current = FILES.file_hash(path)
     if current is None:
-        writer.create(path, data)
+        FILES.create(path, data)
     elif current != content_hash(data):
-        writer.replace(path, data, current)
+        FILES.replace(path, data, current)
 
 
 def _run(step: Step, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -446,7 +441,7 @@ def plan_install(root: Path, state_opt: str | None, every: str, forced: str | No
     where = current_platform(forced)
     if on_change and where != "launchd":
         raise CuratorError(f"--on-change needs launchd (not {where}); `memory-curator watch` sweeps on change anywhere")
-    job = make_job(root, resolved_state(root, state_opt, env), parse_every(every), on_change, sys.executable)
+    job = make_job(root, state_folder(root, state_opt, env).resolve(), parse_every(every), on_change, sys.executable)
     plan = install_plan(job, where, home, env, os.getuid(), where != "systemd" or linger_enabled())
     notes = [*plan.notes, *_host_notes(root)]
     if where == "launchd":

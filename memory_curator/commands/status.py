@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator.commands.log import Entry, entries, parse_time
+from memory_curator.commands.log import Entry, entries
 from memory_curator.core import compose
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.notes import content_hash, parse
-from memory_curator.core.text import iso
+from memory_curator.core.text import iso, parse_time
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores
 from memory_curator.store.paths import agent_dirs, list_candidates
@@ -122,14 +122,14 @@ def contradictions(root: Path, log: list[Entry], items: list[InboxItem]) -> list
             last[entry.inbox] = entry
     out = []
     for item in items:
-        entry = last.get(item.rel)
-        if entry is None or not recorded_contradiction(entry):
+        flagged = last.get(item.rel)
+        if flagged is None or not recorded_contradiction(flagged):
             continue
         try:
             raw = (root / item.rel).read_bytes()
         except OSError:
             continue
-        if content_hash(raw) == entry.record.get("after_hash"):
+        if content_hash(raw) == flagged.record.get("after_hash"):
             out.append(item.rel)
     return sorted(out)
 

@@ -8,7 +8,6 @@ a numeric suffix, never an overwrite), so a sweep never sees half a file.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +19,9 @@ from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import INBOX, ROOT_AGENT, nfc, slugify
 from memory_curator.core.rules import Rules
-from memory_curator.store import writer
 from memory_curator.store.paths import relpath, safe_join
 from memory_curator.store.rules_file import load_for_vault
+from memory_curator.store.writer import FILES
 
 _AGENT = re.compile(r"^[\w][\w.-]*$")
 
@@ -48,7 +47,7 @@ def submit(
     with_check: bool = False,
     clock: Clock = SystemClock(),
 ) -> Submitted:
-    agent_id = agent_name(agent or os.environ.get("MEMORY_CURATOR_AGENT") or ROOT_AGENT)
+    agent_id = agent_name(agent or ROOT_AGENT)  # the CLI passes --agent, else $MEMORY_CURATOR_AGENT
     note = checking.payload_text(text, origin)
     rules = load_for_vault(root)
     try:  # a candidate that makes reading it raise is refused like a malformed one, in one line
@@ -64,7 +63,7 @@ def submit(
         raise CuratorError(f"{origin}: {problem}; nothing written")
     folder = INBOX if agent_id == ROOT_AGENT else f"{INBOX}/{agent_id}"
     try:
-        placed = writer.create_unique(safe_join(root, f"{folder}/{file_name(candidate)}"), note.encode("utf-8"))
+        placed = FILES.create_unique(safe_join(root, f"{folder}/{file_name(candidate)}"), note.encode("utf-8"))
     except OSError as exc:  # the temp file is gone again: nothing half-written is left
         raise CuratorError(f"{folder}/: cannot write the candidate: {exc.strerror or exc}; nothing written") from None
     rel = relpath(root, placed)

@@ -10,35 +10,35 @@ import contextlib
 import datetime as dt
 import os
 import secrets
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memory_curator.commands.context import Context, Judge
 from memory_curator.core import candidate as cand
 from memory_curator.core import compose, merge
-from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core import plan as plans
 from memory_curator.core.decide import Decision, JudgeVerdict, decide
-from memory_curator.core.errors import EXIT_OK, CuratorError, UnsafePath
+from memory_curator.core.errors import CuratorError, OtherHost, UnsafePath
 from memory_curator.core.facts import Facts, Querier, gather_facts, with_neighbours
 from memory_curator.core.names import printable
 from memory_curator.core.notes import Note, content_hash, parse
 from memory_curator.core.ownership import NOT_ITS_NOTE, curator_owned, judge_may_change
+from memory_curator.core.plan import Plan, Step
 from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.core.rules import JudgeSettings, Rules
-from memory_curator.index.querier import IndexQuerier
 from memory_curator.index.store import IndexUnavailable
-from memory_curator.store import journal as journal_mod
 from memory_curator.store import recovery, stores, writer
+from memory_curator.store.executor import Executor
+from memory_curator.store.journal import Journal
 from memory_curator.store.paths import CandidateFile, list_candidates, relpath, safe_join, scope_agents
-from memory_curator.store.rules_file import load_for_vault
-from memory_curator.store.state import state_dir, sweep_lock
+from memory_curator.store.state import sweep_lock
+from memory_curator.store.writer import Files
 
 T = TypeVar("T")
 Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[], None]]]  # total -> a tick per candidate
 PROGRESS_MIN = 36  # "more than a few dozen" candidates
-Judge = Callable[[list[cand.Candidate], Rules, Querier], tuple[dict[str, JudgeVerdict], dict[str, Any] | None]]
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,6 @@ class Options:
     dry_run: bool = False
     use_judge: bool = True
     wait: bool = False
-    state_dir: str | None = None
-    clock: Clock = SystemClock()  # the run's "now", stamps and file ages; the CLI passes its own
     only: frozenset[str] | None = None  # watch mode: sweep just these inbox paths
     overdue: frozenset[str] = frozenset()  # watch mode: still changing at the settle ceiling
     observed: frozenset[str] = frozenset()  # watch mode: seen unchanged for the settle window
@@ -58,15 +56,13 @@ class Options:
 
 @dataclass
 class Sweep:
-    """Everything one sweep shares: the vault, its rules, the querier and the journal."""
+    """Everything one sweep shares: its context, the rules, the querier and the executor."""
 
-    root: Path
-    state: Path
+    ctx: Context
     rules: Rules
     run_id: str
     now: dt.datetime
-    dry_run: bool
-    journal: journal_mod.Journal
+    executor: Executor
     querier: Querier
     reviewed: dict[str, str] = field(default_factory=dict)
     sightings: dict[str, stores.Sighting] = field(default_factory=dict)
@@ -77,15 +73,29 @@ class Sweep:
     broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
     stage: str = "deciding"  # what the current candidate is going through, for an internal error's reason
 
+    @property
+    def root(self) -> Path:
+        return self.ctx.root
+
+    @property
+    def state(self) -> Path:
+        return self.ctx.state
+
+    @property
+    def files(self) -> Files:
+        return self.ctx.files
+
+    @property
+    def journal(self) -> Journal:
+        return self.executor.journal
+
+    @property
+    def dry_run(self) -> bool:
+        return self.options.dry_run
+
 
 def new_run_id(now: dt.datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
-
-
-class OtherHost(CuratorError):
-    """Not an error: `curator_host` names another machine, so this one leaves the vault alone."""
-
-    exit_code = EXIT_OK
 
 
 def host_refusal(curator_host: str | None, here: str) -> str | None:
@@ -102,61 +112,53 @@ def _short_host(name: str) -> str:
     return name.strip().casefold().split(".")[0]
 
 
-def run(root: Path, scope: Path | None, options: Options = Options(), judge: Judge | None = None) -> SweepResult:
-    rules = load_for_vault(root)
-    refusal = None if options.dry_run else host_refusal(rules.settings.curator_host, socket.gethostname())
+def run(ctx: Context, scope: Path | None, options: Options = Options()) -> SweepResult:
+    rules = ctx.rules
+    refusal = None if options.dry_run else host_refusal(rules.settings.curator_host, ctx.host)
     if refusal:
         raise OtherHost(refusal)
-    state = state_dir(root, options.state_dir)
-    judge, judge_settings = _judge_for(rules, state, options, judge)
-    clock = options.clock
-    now = clock.now()
+    judge, judge_settings = _judge_for(ctx, rules, options)
+    now = ctx.clock.now()
+    journal = Journal(ctx.state / "journal.jsonl", ctx.clock, ctx.files)
     sweep = Sweep(
-        root,
-        state,
+        ctx,
         rules,
         new_run_id(now),
         now,
-        options.dry_run,
-        journal_mod.Journal(state / "journal.jsonl", clock),
-        make_querier(root, rules, state, clock),
-        stores.load_ledger(state),
-        stores.load_sightings(state),
+        Executor(ctx.root, ctx.state, journal, ctx.files),
+        ctx.querier(ctx, rules),
+        stores.load_ledger(ctx.state),
+        stores.load_sightings(ctx.state),
         options=options,
         judge_settings=judge_settings,
     )
-    agents = scope_agents(root, scope)
+    agents = scope_agents(ctx.root, scope)
     if options.dry_run:
         return _sweep(sweep, agents, scope, judge)
-    with sweep_lock(state, clock, wait=options.wait):
-        started = clock.monotonic()
-        recovered = recovery.recover(root, sweep.journal)
+    with sweep_lock(ctx.state, ctx.clock, wait=options.wait):
+        started = ctx.clock.monotonic()
+        recovered = recovery.recover(ctx.root, ctx.state, journal, ctx.files)
         sweep.reviewed.update(recovered.reviewed)
         notes = recovered.notes
         result = _sweep(sweep, agents, scope, judge)
+        sweep.reviewed.update(sweep.executor.held)
         try:  # the work is done; a full disk here costs a re-review or a log line, never content
-            stores.save_ledger(root, state, sweep.reviewed)
-            stores.save_sightings(root, state, sweep.sightings)
-            _journal_run(sweep, result, clock.monotonic() - started)
+            stores.save_ledger(ctx.root, ctx.state, sweep.reviewed, ctx.files)
+            stores.save_sightings(ctx.root, ctx.state, sweep.sightings, ctx.files)
+            _journal_run(sweep, result, ctx.clock.monotonic() - started)
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
     return SweepResult(result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes))
 
 
-def _judge_for(rules: Rules, state: Path, options: Options, given: Judge | None) -> tuple[Judge | None, JudgeSettings]:
+def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:
     """The judge this sweep asks (None: inert) and its settings (flag > env > rules > default)."""
-    from memory_curator.judge import client as judge_mod  # its pydantic models cost ~75 ms: only sweeps pay
+    from memory_curator.judge import client  # its pydantic models cost ~75 ms: only sweeps pay
 
-    settings = judge_mod.resolve_settings(rules.settings.judge, options.judge_settings)
+    settings = client.resolve_settings(rules.settings.judge, options.judge_settings, ctx.env)
     if not options.use_judge or not settings.enabled:
         return None, settings
-    return given or judge_mod.from_environment(settings, state, options.clock), settings
-
-
-def make_querier(root: Path, rules: Rules, state: Path, clock: Clock) -> Querier:
-    """The querier a sweep asks: the vault's index, refreshed on the first question (so an
-    empty inbox never refreshes it)."""
-    return IndexQuerier(root, rules, state, clock=clock)
+    return ctx.judge(ctx, settings), settings
 
 
 def _journal_run(sweep: Sweep, result: SweepResult, seconds: float) -> None:
@@ -184,12 +186,16 @@ def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, jud
     results = []
     with _progress(sweep, len(pending)) as tick:
         for agent, found, skipped in collected:
-            actions, errors = [], []
+            actions: list[Action] = []
+            errors: list[Failure] = []
             for candidate in found:
                 if sweep.options.stop and sweep.options.stop():
                     break
                 outcome = _settle(sweep, candidate, verdicts.get(candidate.inbox_path))
-                (actions if isinstance(outcome, Action) else errors).append(outcome)
+                if isinstance(outcome, Action):
+                    actions.append(outcome)
+                else:
+                    errors.append(outcome)
                 tick()
             results.append(AgentResult(agent, tuple(actions), tuple(skipped), tuple(errors)))
     single = scope is not None and len(agents) == 1 and scope.resolve() != (sweep.root / "_inbox").resolve()
@@ -339,7 +345,7 @@ def _quiet_for(sweep: Sweep, rel: str, stat: os.stat_result) -> tuple[float, flo
     clock, a shifted test clock), or since sweeps first saw it with this size and mtime,
     whichever is longer. A file the watcher saw quiet for the settle window counts as such.
     """
-    now = sweep.options.clock.timestamp()
+    now = sweep.ctx.clock.timestamp()
     age = now - stat.st_mtime
     seen = sweep.sightings.get(rel)
     if seen is None or not seen.same(stat.st_size, stat.st_mtime_ns) or seen.seen > now:
@@ -372,7 +378,7 @@ def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | Non
         if decision is None:
             _, decision = _decide(sweep, candidate, verdict)
         sweep.stage = "composing"
-        return APPLY[decision.verdict](sweep, candidate, decision)
+        return apply(sweep, candidate, decision)
     except (OSError, writer.Conflict, UnsafePath) as exc:
         return Failure(candidate.inbox_path, _describe(exc, (sweep.root / candidate.inbox_path).exists()))
     except IndexUnavailable:
@@ -401,7 +407,7 @@ def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception) -> Action
     reason = f"internal error while {sweep.stage}: {one_line(exc)}"
     if sweep.stage != "writing":
         try:
-            return _review(sweep, candidate, Decision("needs_review", reason))
+            return apply(sweep, candidate, Decision("needs_review", reason))
         except Exception as again:
             reason += f"; flagging it failed too: {one_line(again)}"
     still_there = (sweep.root / candidate.inbox_path).exists()
@@ -435,72 +441,6 @@ def _describe(exc: BaseException, still_there: bool = True) -> str:
     return f"{what} after the inbox file was removed; the next sweep checks its destination is durable"
 
 
-def _begin(
-    sweep: Sweep,
-    candidate: cand.Candidate,
-    decision: Decision,
-    dest: str | None,
-    after: str | None,
-    before: str | None = None,
-) -> int:
-    """Journal the action (fsynced) before any of its effects: recovery starts from this."""
-    sweep.seq += 1
-    sweep.journal.append(
-        {
-            "event": "begin",
-            "run": sweep.run_id,
-            "seq": sweep.seq,
-            "inbox": candidate.inbox_path,
-            "inbox_hash": candidate.digest,
-            "verdict": decision.verdict,
-            "reason": decision.reason,
-            "rule": decision.rule,
-            "contradiction": decision.contradiction,  # what `status` lists: the curator's word, not the file's
-            "dest": dest,
-            "before_hash": before,
-            "after_hash": after,
-        }
-    )
-    return sweep.seq
-
-
-def _end(sweep: Sweep, seq: int, ok: bool = True, error: str | None = None, dest: str | None = None) -> None:
-    """A lost end record costs nothing: recovery finds the action open and checks the files."""
-    record: dict[str, object] = {"event": "end", "run": sweep.run_id, "seq": seq, "ok": ok}
-    if error:
-        record["error"] = error
-    if dest:
-        record["dest"] = dest
-    with contextlib.suppress(OSError):
-        sweep.journal.append(record)
-
-
-def _journalled(
-    sweep: Sweep,
-    candidate: cand.Candidate,
-    decision: Decision,
-    dest: str | None,
-    after: bytes | None,
-    effect: Callable[[], T],
-    before: str | None = None,
-) -> T:
-    """Run `effect` between a begin and an end record; a failure is journalled and re-raised.
-
-    `dest` is where the result goes (a drop's may move on to a suffixed name: `effect` then
-    returns the path it used); `before` is the hash of a durable note being replaced.
-    """
-    keep_inbox_bytes(sweep.state, candidate)
-    seq = _begin(sweep, candidate, decision, dest, content_hash(after) if after is not None else None, before)
-    sweep.stage = "writing"  # from here on, a failure leaves what recovery finishes or undoes
-    try:
-        done = effect()
-    except BaseException as exc:
-        _end(sweep, seq, ok=False, error=str(exc))
-        raise
-    _end(sweep, seq, dest=relpath(sweep.root, done) if isinstance(done, Path) else None)
-    return done
-
-
 def _action(
     candidate: cand.Candidate, decision: Decision, moved_to: str | None = None, diff: str | None = None
 ) -> Action:
@@ -519,66 +459,94 @@ def _action(
     )
 
 
-def _promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+def apply(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+    """Plan the decision (it may turn into needs_review on the way: a symlink, a person's note,
+    a merge refused), then execute the plan, unless this is a dry run."""
+    decision, plan = PLAN[decision.verdict](sweep, candidate, decision)
+    moved = _free(sweep, plan.dest) if plan.verdict == "drop" else None
+    diff = _diff(sweep, plan) if plan.verdict == "patch" and sweep.dry_run else None
+    if not sweep.dry_run:
+        sweep.stage = "writing"  # from here on, a failure leaves what recovery finishes
+        moved = sweep.executor.execute(plan).get(plan.dest or "", moved)
+    if plan.verdict in ("promote", "patch") and plan.dest:
+        sweep.querier.stage(plan.dest, (plan.written(plan.dest) or b"").decode("utf-8"))
+    return _action(candidate, decision, moved_to=moved, diff=diff)
+
+
+def _free(sweep: Sweep, rel: str | None) -> str:
+    """Where a drop would land now (a dry run's answer; a real one decides at the link)."""
+    return relpath(sweep.root, sweep.files.free_name(safe_join(sweep.root, rel or "")))
+
+
+def _diff(sweep: Sweep, plan: Plan) -> str:
+    """A dry run's patch, as the plan would write it: the note kept before, the note written."""
+    assert plan.dest is not None
+    before, after = plan.kept()[-1], plan.written(plan.dest) or b""
+    return merge.note_diff(plan.dest, before.decode("utf-8"), after.decode("utf-8"))
+
+
+Planned = tuple[Decision, Plan]
+
+
+def _record(decision: Decision, **extra: object) -> dict[str, object]:
+    """What the journal says of a verdict besides its files (what `log`, `status`, `undo` read)."""
+    return {
+        "reason": decision.reason,
+        "rule": decision.rule,
+        "contradiction": decision.contradiction,  # what `status` lists: the curator's word, not the file's
+        **extra,
+    }
+
+
+def _move(
+    sweep: Sweep, candidate: cand.Candidate, decision: Decision, dest: Step, *keeps: bytes, **record: object
+) -> Planned:
+    sweep.seq += 1
+    plan = plans.move(
+        sweep.run_id,
+        sweep.seq,
+        decision.verdict,
+        candidate.inbox_path,
+        candidate.digest,
+        (candidate.raw, *keeps),
+        dest,
+        _record(decision, **record),
+    )
+    return decision, plan
+
+
+def _plan_promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Planned:
     assert decision.target is not None
     if safe_join(sweep.root, decision.target).is_symlink():
         why = f"cannot promote to {decision.target}: {SYMLINK}"
-        return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
-    text = compose.promoted_text(candidate, sweep.now)
-    if not sweep.dry_run:
-        data = text.encode("utf-8")
-        dest = safe_join(sweep.root, decision.target)
-        inbox = safe_join(sweep.root, candidate.inbox_path)
-
-        def effect() -> None:
-            writer.create(dest, data)
-            writer.remove(inbox, candidate.digest)
-
-        _journalled(sweep, candidate, decision, decision.target, data, effect)
-    sweep.querier.stage(decision.target, text)
-    return _action(candidate, decision)
+        return _plan_review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
+    data = compose.promoted_text(candidate, sweep.now).encode("utf-8")
+    dest = Step("create", decision.target, data, proof=candidate.digest)
+    return _move(sweep, candidate, decision, dest)
 
 
 SYMLINK = "it is a symlink, which the curator never follows nor replaces"
 
 
-def _drop(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+def _plan_drop(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Planned:
     name = compose.dropped_name(Path(candidate.inbox_path).stem, sweep.now)
     data = compose.dropped_text(candidate.raw, decision.reason, sweep.now)
-    wanted = safe_join(sweep.root, f"_inbox/.dropped/{candidate.agent}/{name}")
-    moved = relpath(sweep.root, writer.free_name(wanted))
-    if not sweep.dry_run:
-        inbox = safe_join(sweep.root, candidate.inbox_path)
-
-        def effect() -> Path:
-            placed = writer.create_unique(wanted, data)  # the free name is chosen at the link
-            writer.remove(inbox, candidate.digest)
-            return placed
-
-        placed = _journalled(sweep, candidate, decision, relpath(sweep.root, wanted), data, effect)
-        moved = relpath(sweep.root, placed)
-    return _action(candidate, decision, moved_to=moved)
+    dest = Step("create_unique", f"_inbox/.dropped/{candidate.agent}/{name}", data)  # the free name: at the link
+    return _move(sweep, candidate, decision, dest)
 
 
-def _review(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+def _plan_review(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Planned:
     data = compose.review_bytes(candidate.raw, decision.reason, sweep.now)
-    if not sweep.dry_run:
-        path = safe_join(sweep.root, candidate.inbox_path)
-        _journalled(
-            sweep,
-            candidate,
-            decision,
-            candidate.inbox_path,
-            data,
-            lambda: writer.replace(path, data, candidate.digest),
-        )
-        sweep.reviewed[candidate.inbox_path] = content_hash(data)
-    return _action(candidate, decision)
+    sweep.seq += 1
+    record = _record(decision)
+    return decision, plans.flag(
+        sweep.run_id, sweep.seq, candidate.inbox_path, candidate.digest, candidate.raw, data, record
+    )
 
 
-def _patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
-    """Merge into the note (docs/merge.md), compare-and-swap on the note's bytes, then remove
-    the inbox file. The pre-image is kept in the state directory for `undo`."""
+def _plan_patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Planned:
+    """Merge into the note (docs/merge.md): replaced only while it holds the bytes read
+    (compare-and-swap), then the inbox file removed; the note's pre-image is kept for `undo`."""
     assert decision.target is not None
     if safe_join(sweep.root, decision.target).is_symlink():
         return _unpatched(sweep, candidate, decision, SYMLINK)
@@ -590,28 +558,17 @@ def _patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Actio
     frontmatter = parse(text).frontmatter
     if decision.by_judge and not judge_may_change(decision.target, frontmatter, sweep.rules):
         why = f"the judge named {decision.target}, which {NOT_ITS_NOTE}"
-        return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
+        return _plan_review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
     owned = curator_owned(decision.target, frontmatter, sweep.rules)
     if not owned and decision.target not in sweep.confirmed:  # the person's: never modified (design §3)
         why = f"matches the person's note {decision.target}"
-        return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
+        return _plan_review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
     merged = merge.merge(text, candidate, sweep.now, person=not owned)  # a person's write keeps it theirs
     if merged.refused or not merged.changed:
         return _unpatched(sweep, candidate, decision, merged.refused or "it adds nothing", merged.contradiction)
-    data = merged.text.encode("utf-8")
-    if not sweep.dry_run:
-        before = stores.save_preimage(sweep.state, old)
-        dest = safe_join(sweep.root, decision.target)
-        inbox = safe_join(sweep.root, candidate.inbox_path)
-
-        def effect() -> None:
-            writer.replace(dest, data, before)
-            writer.remove(inbox, candidate.digest)
-
-        _journalled(sweep, candidate, decision, decision.target, data, effect, before=before)
-    sweep.querier.stage(decision.target, merged.text)
-    diff = merge.note_diff(decision.target, text, merged.text) if sweep.dry_run else None
-    return _action(candidate, decision, diff=diff)
+    before = content_hash(old)
+    dest = Step("replace", decision.target, merged.text.encode("utf-8"), expected=before, proof=candidate.digest)
+    return _move(sweep, candidate, decision, dest, old, before_hash=before)
 
 
 def _note_bytes(sweep: Sweep, rel: str) -> bytes:
@@ -623,20 +580,14 @@ def _note_bytes(sweep: Sweep, rel: str) -> bytes:
     return safe_join(sweep.root, rel).read_bytes()
 
 
-def _unpatched(sweep: Sweep, candidate: cand.Candidate, decision: Decision, why: str, flag: bool = False) -> Action:
+def _unpatched(sweep: Sweep, candidate: cand.Candidate, decision: Decision, why: str, flag: bool = False) -> Planned:
     reason = f"cannot patch {decision.target}: {why}"
-    return _review(sweep, candidate, replace(decision, verdict="needs_review", reason=reason, contradiction=flag))
+    return _plan_review(sweep, candidate, replace(decision, verdict="needs_review", reason=reason, contradiction=flag))
 
 
-def keep_inbox_bytes(state: Path, candidate: cand.Candidate) -> None:
-    """The candidate's bytes as they were decided, in the same store, so `undo` can put the
-    exact original back in the inbox."""
-    stores.save_preimage(state, candidate.raw)
-
-
-APPLY: dict[str, Callable[[Sweep, cand.Candidate, Decision], Action]] = {
-    "promote": _promote,
-    "patch": _patch,
-    "drop": _drop,
-    "needs_review": _review,
+PLAN: dict[str, Callable[[Sweep, cand.Candidate, Decision], Planned]] = {
+    "promote": _plan_promote,
+    "patch": _plan_patch,
+    "drop": _plan_drop,
+    "needs_review": _plan_review,
 }

@@ -12,7 +12,6 @@ redo what a person just took back; they show up in `review`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,30 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.commands import sweep
-from memory_curator.commands.desk import journalled, locked, person
+from memory_curator.commands.context import Context
+from memory_curator.commands.desk import locked
 from memory_curator.commands.log import Entry, entries
 from memory_curator.core import compose
-from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import DROPPED, INBOX
 from memory_curator.core.notes import content_hash
-from memory_curator.store import journal as journal_mod
+from memory_curator.core.plan import Plan, Step, keep
 from memory_curator.store import stores, writer
+from memory_curator.store.executor import Executor
 from memory_curator.store.paths import safe_join
-from memory_curator.store.state import state_dir
+from memory_curator.store.writer import Files
 
 UNDOABLE = ("promote", "patch", "drop", "needs_review", "restore")
-BACK_IN_INBOX = ("promote", "patch", "drop")  # held for review once undone
-
-
-@dataclass(frozen=True)
-class Step:
-    """One file operation of an undo; creates come first, so nothing is ever only in the store."""
-
-    op: str  # create / replace / remove
-    rel: str
-    data: bytes | None = None
-    expected: str | None = None  # the hash the file must still hold
 
 
 @dataclass(frozen=True)
@@ -81,33 +70,21 @@ class UndoResult:
         }
 
 
-def undo(
-    root: Path,
-    run_id: str | None,
-    explicit_state: str | None = None,
-    user: str | None = None,
-    wait: bool = False,
-    clock: Clock = SystemClock(),
-) -> UndoResult:
+def undo(ctx: Context, run_id: str | None, wait: bool = False) -> UndoResult:
     """Undo `run_id`, or (None) the latest run not yet undone."""
-    state = state_dir(root, explicit_state)
-    now = clock.now()
-    with locked(root, state, clock, wait) as journal:
-        records = list(journal.records())
+    now = ctx.clock.now()
+    with locked(ctx, wait) as executor:
+        records = list(executor.journal.records())
         log = entries(records)
         target = run_id or last_run(log, records)
         if target is None:
             raise CuratorError("nothing to undo: no run in the journal changed the vault")
         actions = _actions(log, target)
         own = sweep.new_run_id(now)
-        who = person(user)
-        outcomes = []
-        for seq, entry in enumerate(actions, start=1):
-            outcomes.append(_undo_one(root, state, journal, entry, own, seq, who))
-        held = {o.inbox_path: h for o, h in _held(root, outcomes) if o.inbox_path}
-        if held:
-            stores.hold_for_review(root, state, held)
-        journal.append(
+        outcomes = [_undo_one(ctx, executor, entry, own, seq) for seq, entry in enumerate(actions, start=1)]
+        if executor.held:
+            stores.hold_for_review(ctx.root, ctx.state, executor.held, ctx.files)
+        executor.journal.append(
             {"event": "undo", "run": own, "undoes": target, "undone": sum(1 for o in outcomes if not o.left)}
         )
     return UndoResult(target, own, tuple(outcomes))
@@ -138,69 +115,67 @@ def _actions(log: list[Entry], run_id: str) -> list[Entry]:
     return sorted((e for e in mine if _undoable(e)), key=lambda e: e.seq, reverse=True)
 
 
-def _undo_one(
-    root: Path, state: Path, journal: journal_mod.Journal, entry: Entry, own: str, seq: int, who: str
-) -> Outcome:
-    steps = plan(entry, lambda digest: preimage(state, digest), lambda rel: _read(root, rel))
+def _undo_one(ctx: Context, executor: Executor, entry: Entry, own: str, seq: int) -> Outcome:
+    steps = plan(entry, lambda digest: stores.preimage(ctx.state, digest), lambda rel: _read(ctx.root, rel))
     if isinstance(steps, str):
         return Outcome(entry.verdict, entry.inbox, entry.dest, steps)
     try:
-        why = next((w for w in (_blocked(root, s) for s in steps) if w), None)
+        why = next((w for w in (_blocked(ctx.root, ctx.files, s) for s in steps) if w), None)
     except CuratorError as exc:  # a journal path that is no longer safe to follow
         why = str(exc)
     if why:
         return Outcome(entry.verdict, entry.inbox, entry.dest, why)
-    record = {
-        "run": own,
-        "seq": seq,
-        "verdict": "undo",
-        "undoes": [entry.run, entry.seq],
-        "inbox": entry.inbox,
-        "dest": entry.dest,
-        "reason": f"undo of {entry.verdict} (by {who})",
-        "steps": [{"op": s.op, "path": s.rel, "hash": content_hash(s.data) if s.data else None} for s in steps],
-    }
+    record = {"undoes": [entry.run, entry.seq], "reason": f"undo of {entry.verdict} (by {ctx.user})"}
     try:
-        journalled(journal, record, lambda: [_apply(root, s) for s in steps])
+        executor.execute(Plan(own, seq, "undo", entry.inbox, entry.dest, steps, record))
     except writer.Conflict as exc:
         return Outcome(entry.verdict, entry.inbox, entry.dest, f"changed while undoing ({exc})")
     except FileExistsError as exc:
         return Outcome(entry.verdict, entry.inbox, entry.dest, f"{exc.filename} appeared while undoing")
-    except OSError as exc:  # the returning file is written first: at worst both files exist now
+    except OSError as exc:  # the returning file is written first: the next run finishes the rest
         return Outcome(entry.verdict, entry.inbox, entry.dest, f"write failed ({exc.strerror or exc}); check both")
     return Outcome(entry.verdict, entry.inbox, entry.dest)
 
 
-def plan(entry: Entry, load: Callable[[str], bytes | None], read: Callable[[str], bytes | None]) -> list[Step] | str:
-    """The file operations that take `entry` back, or why they cannot. Pure, given `load`
-    (bytes from the store, by hash) and `read` (a vault file's bytes, by path)."""
+def plan(
+    entry: Entry, load: Callable[[str], bytes | None], read: Callable[[str], bytes | None]
+) -> tuple[Step, ...] | str:
+    """The steps that take `entry` back, or why they cannot. Pure, given `load` (bytes from the
+    store, by hash) and `read` (a vault file's bytes, by path). Each write's bytes are kept
+    first, so recovery can finish an interrupted undo forward; a candidate put back in the
+    inbox is held for review, so the next sweep does not simply redo it."""
     rec = entry.record
     after, inbox, dest = rec.get("after_hash"), entry.inbox, entry.dest
     if not inbox or not dest or not after:
         return "the journal does not say enough to undo this"
     if entry.verdict == "restore":
         dropped = load(str(rec.get("before_hash")))
-        return (
-            "the dropped copy's bytes were not kept"
-            if dropped is None
-            else [
-                Step("create", dest, dropped),
-                Step("remove", inbox, expected=after),
-            ]
-        )
+        if dropped is None:
+            return "the dropped copy's bytes were not kept"
+        return (keep(dropped), Step("create", dest, dropped), Step("remove", inbox, expected=after))
     original = load(str(rec.get("inbox_hash")))
     if original is None and entry.verdict == "drop":
         original = from_dropped(read(dest), str(rec.get("inbox_hash")))
     if original is None:
         return "the candidate's original bytes were not kept"
     if entry.verdict == "needs_review":
-        return [Step("replace", inbox, original, expected=after)]
+        return (keep(original), Step("replace", inbox, original, expected=after))
+    back = (keep(original), Step("create", inbox, original))
+    held = Step("hold", inbox, expected=content_hash(original))
     if entry.verdict == "patch":
         before = load(str(rec.get("before_hash")))
         if before is None:
             return "the note's pre-image was not kept"
-        return [Step("create", inbox, original), Step("replace", dest, before, expected=after)]
-    return [Step("create", inbox, original), Step("remove", dest, expected=after)]
+        return (*back, keep(before), Step("replace", dest, before, expected=after), held)
+    return (*back, Step("remove", dest, expected=after, prune=_prunable(dest)), held)
+
+
+def _prunable(rel: str) -> bool:
+    """A folder the run created for the file (`facts/<entity>/`, `.dropped/<agent>/`) goes too
+    once empty; top-level folders and agent folders (an agent may write there) stay."""
+    parent = rel.rsplit("/", 1)[0]
+    inbox_side = parent.startswith(f"{INBOX}/") and not parent.startswith(f"{INBOX}/{DROPPED}/")
+    return "/" in parent and not inbox_side
 
 
 def from_dropped(copy: bytes | None, digest: str) -> bytes | None:
@@ -218,48 +193,16 @@ def from_dropped(copy: bytes | None, digest: str) -> bytes | None:
     return None
 
 
-def _blocked(root: Path, step: Step) -> str | None:
-    path = safe_join(root, step.rel)
+def _blocked(root: Path, files: Files, step: Step) -> str | None:
+    if step.op in ("keep", "hold"):
+        return None
+    path = safe_join(root, step.path)
     if step.op == "create":
-        return f"{step.rel} exists now (not overwritten)" if os.path.lexists(path) else None
-    current = writer.file_hash(path)
+        return f"{step.path} exists now (not overwritten)" if os.path.lexists(path) else None
+    current = files.file_hash(path)
     if current is None:
-        return f"{step.rel} is gone"
-    return None if current == step.expected else f"{step.rel} changed since (left as it is)"
-
-
-def _apply(root: Path, step: Step) -> None:
-    path = safe_join(root, step.rel)
-    if step.op == "create":
-        assert step.data is not None
-        writer.create(path, step.data)
-    elif step.op == "replace":
-        assert step.data is not None
-        writer.replace(path, step.data, step.expected)
-    else:
-        assert step.expected is not None
-        writer.remove(path, step.expected)
-        _drop_empty_folder(path.parent, step.rel)
-
-
-def _drop_empty_folder(folder: Path, rel: str) -> None:
-    """A folder the run created for the file (`facts/<entity>/`, `.dropped/<agent>/`) goes
-    too once empty; top-level folders and agent folders (an agent may write there) stay."""
-    parent = rel.rsplit("/", 1)[0]
-    inbox_side = parent.startswith(f"{INBOX}/") and not parent.startswith(f"{INBOX}/{DROPPED}/")
-    if "/" in parent and not inbox_side:
-        with contextlib.suppress(OSError):
-            folder.rmdir()
-
-
-def _held(root: Path, outcomes: list[Outcome]) -> list[tuple[Outcome, str]]:
-    out = []
-    for outcome in outcomes:
-        if outcome.left is None and outcome.verdict in BACK_IN_INBOX and outcome.inbox_path:
-            digest = writer.file_hash(safe_join(root, outcome.inbox_path))
-            if digest:
-                out.append((outcome, digest))
-    return out
+        return f"{step.path} is gone"
+    return None if current == step.expected else f"{step.path} changed since (left as it is)"
 
 
 def _read(root: Path, rel: str) -> bytes | None:
@@ -267,15 +210,3 @@ def _read(root: Path, rel: str) -> bytes | None:
         return safe_join(root, rel).read_bytes()
     except (OSError, CuratorError):
         return None
-
-
-def preimage(state: Path, digest: str) -> bytes | None:
-    """Bytes from the content-addressed store, only if they still hash to `digest`."""
-    name = digest.removeprefix("sha256:")
-    if not name or "/" in name or name.startswith("."):
-        return None
-    try:
-        data = (state / "preimages" / name).read_bytes()
-    except OSError:
-        return None
-    return data if content_hash(data) == digest else None

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import queue
 import signal
-import socket
 import stat
 import threading
 from collections.abc import Callable, Iterator
@@ -35,8 +34,8 @@ from watchdog.events import (
 from watchdog.observers import Observer
 
 from memory_curator.commands import sweep
-from memory_curator.core.clock import Clock, SystemClock
-from memory_curator.core.errors import CuratorError
+from memory_curator.commands.context import Context
+from memory_curator.core.errors import CuratorError, OtherHost
 from memory_curator.core.names import INBOX, is_candidate_name, nfc
 from memory_curator.core.notes import parse
 from memory_curator.core.result import SweepResult
@@ -44,7 +43,7 @@ from memory_curator.core.rules import Settings
 from memory_curator.store.bell import Bell
 from memory_curator.store.paths import agent_dirs, list_candidates, relpath
 from memory_curator.store.rules_file import load_for_vault
-from memory_curator.store.state import lock_is_free, state_dir
+from memory_curator.store.state import lock_is_free
 
 LOOK_GAP = 0.1  # the least time between the two looks at a file
 BATCH_GATHER = 0.25  # a batch collects this long after its first file settles (event delivery jitters ~0.1 s)
@@ -190,25 +189,17 @@ class _Handler(FileSystemEventHandler):
 class Watcher:
     """The watch loop. `run()` yields a Batch per sweep and a Notice per message until `stop` is set."""
 
-    def __init__(
-        self,
-        root: Path,
-        *,
-        use_judge: bool = True,
-        state: str | None = None,
-        judge: sweep.Judge | None = None,
-        clock: Clock = SystemClock(),
-    ) -> None:
-        self.root = root = root.resolve()  # event paths are real paths on macOS
+    def __init__(self, ctx: Context, *, use_judge: bool = True) -> None:
+        self.ctx = replace(ctx, root=ctx.root.resolve())  # event paths are real paths on macOS
+        self.root = root = self.ctx.root
         self.inbox = root / INBOX
-        self.state = state_dir(root, state)
-        self.clock = clock  # monotonic: the settle and reconcile timers; timestamp: mtime ages
-        self.options = sweep.Options(use_judge=use_judge, wait=True, state_dir=str(self.state), clock=clock)
-        self.judge = judge
+        self.state = ctx.state
+        self.clock = ctx.clock  # monotonic: the settle and reconcile timers; timestamp: mtime ages
+        self.options = sweep.Options(use_judge=use_judge, wait=True)
         self.settings: Settings = load_for_vault(root).settings
-        refusal = sweep.host_refusal(self.settings.curator_host, socket.gethostname())
+        refusal = sweep.host_refusal(self.settings.curator_host, ctx.host)
         if refusal:
-            raise sweep.OtherHost(refusal)  # exit 0: a service on the other machines just stays idle
+            raise OtherHost(refusal)  # exit 0: a service on the other machines just stays idle
         self.tracker = Tracker(self.settings.settle_seconds, self.settings.settle_ceiling_seconds)
         self.events: queue.SimpleQueue[tuple[str, bool, float]] = queue.SimpleQueue()
         self.stop = threading.Event()
@@ -345,8 +336,8 @@ class Watcher:
         )
         started = self.clock.monotonic()
         try:
-            result = sweep.run(self.root, None, options, self.judge)
-        except sweep.OtherHost as exc:  # the rules changed under us: this machine no longer sweeps
+            result = sweep.run(replace(self.ctx), None, options)  # a fresh context: the rules as they are now
+        except OtherHost as exc:  # the rules changed under us: this machine no longer sweeps
             yield Notice(str(exc))
             self.stop.set()
             return

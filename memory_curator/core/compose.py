@@ -16,7 +16,7 @@ from memory_curator.core.conditions import is_present
 from memory_curator.core.names import printable, slugify
 from memory_curator.core.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
 from memory_curator.core.ownership import claims
-from memory_curator.core.text import iso
+from memory_curator.core.text import iso, split_list
 
 REVIEW_TAG = "needs-review"
 DROP_MARK = "> 🗑 dropped by memory-curator: "
@@ -69,7 +69,7 @@ def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
 
 
 def _clean_tags(value: Any) -> list[str]:
-    tags = [norm_tag(t) for t in (value if isinstance(value, list) else str(value or "").replace(",", " ").split())]
+    tags = [norm_tag(t) for t in _tag_items(value)]
     return [t for t in dict.fromkeys(tags) if t and t != REVIEW_TAG]
 
 
@@ -89,7 +89,7 @@ def review_text(text: str, reason: str, now: dt.datetime) -> str:
 
     When the frontmatter cannot be edited safely, only the line is appended.
     """
-    body = _strip_trailing_marks(text, REVIEW_MARK)
+    body = strip_review_mark(text)
     with contextlib.suppress(NotEditable):
         body = edit_frontmatter(body, _add_review_tag)
     return append_line(body, f"{REVIEW_MARK}{reason} ({iso(now)})")
@@ -120,30 +120,35 @@ def _add_review_tag(data: CommentedMap) -> None:
     elif isinstance(tags, list):
         if REVIEW_TAG not in [norm_tag(t) for t in tags]:
             tags.append(REVIEW_TAG)
-    elif REVIEW_TAG not in [norm_tag(t) for t in str(tags).replace(",", " ").split()]:
-        data["tags"] = CommentedSeq([*[t for t in str(tags).replace(",", " ").split() if t], REVIEW_TAG])
+    elif REVIEW_TAG not in [norm_tag(t) for t in split_list(tags)]:
+        data["tags"] = CommentedSeq([*split_list(tags), REVIEW_TAG])
 
 
-def _strip_trailing_marks(text: str, mark: str) -> str:
-    """Remove our own marker lines at the very end of the text (and blank lines before them)."""
+def strip_trailing_marks(text: str, marks: tuple[str, ...] = (REVIEW_MARK, DROP_MARK)) -> str:
+    """`text` without the curator's own mark lines at its very end (and the blank lines before
+    them); `text` itself when it ends in none."""
     lines = text.splitlines(keepends=True)
     changed = False
-    while lines and (lines[-1].startswith(mark) or (changed and not lines[-1].strip())):
+    while lines and (lines[-1].startswith(marks) or (changed and not lines[-1].strip())):
         lines.pop()
         changed = True
     return "".join(lines) if changed else text
 
 
 def strip_drop_mark(text: str) -> str:
-    return _strip_trailing_marks(text, DROP_MARK)
+    return strip_trailing_marks(text, (DROP_MARK,))
 
 
 def strip_review_mark(text: str) -> str:
     """A candidate's body without the uncertainty line an earlier sweep appended."""
-    return _strip_trailing_marks(text, REVIEW_MARK)
+    return strip_trailing_marks(text, (REVIEW_MARK,))
 
 
 def has_review_tag(frontmatter: Mapping[str, Any]) -> bool:
     tags = frontmatter.get("tags")
-    items = tags if isinstance(tags, list) else str(tags or "").replace(",", " ").split()
-    return REVIEW_TAG in [norm_tag(t) for t in items]
+    return REVIEW_TAG in [norm_tag(t) for t in _tag_items(tags)]
+
+
+def _tag_items(value: Any) -> list[Any]:
+    """`tags` as written: a list, or one text of comma- or space-separated tags."""
+    return value if isinstance(value, list) else split_list(value or "")

@@ -69,7 +69,8 @@ class Cond:
         if self.op in ("all", "any"):
             return set().union(*(c.facts() for c in self.arg)) if self.arg else set()
         if self.op == "not":
-            return self.arg.facts()
+            inner: Cond = self.arg
+            return inner.facts()
         return set()
 
 
@@ -211,7 +212,7 @@ def _explain(exc: Exception) -> str:
 
 
 @functools.lru_cache(maxsize=1024)
-def _compiled(pattern: str) -> Any:
+def _compiled(pattern: str) -> re2._Regexp:
     return re2.compile(pattern, options=_RE2_OPTIONS)
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-EXIT_OK = 0
-EXIT_CONFIG = 1
-EXIT_USAGE = 2
-EXIT_LOCKED = 75
+EXIT_OK = 0  # done (needs_review items and per-candidate write failures included)
+EXIT_CONFIG = 1  # a user, configuration or rules error; `doctor` found a problem
+EXIT_USAGE = 2  # the command line itself is wrong (click's usage errors)
+EXIT_INTERNAL = 3  # a bug: one line on stderr, the traceback in crash.log
+EXIT_LOCKED = 75  # another sweep holds the vault's lock (EX_TEMPFAIL)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 
 class CuratorError(Exception):
@@ -33,3 +35,9 @@ class UnsafePath(CuratorError):
 
 class LockBusy(CuratorError):
     exit_code = EXIT_LOCKED
+
+
+class OtherHost(CuratorError):
+    """Not an error: `curator_host` names another machine, so this one leaves the vault alone."""
+
+    exit_code = EXIT_OK

@@ -31,6 +31,7 @@ from memory_curator.core.notes import (
     spelled,
 )
 from memory_curator.core.ownership import claims, marked_human
+from memory_curator.core.text import parse_time, split_list
 
 SET_FIELDS = ("participants", "aliases", "roles")
 IGNORED_TAGS = {"needs-review"}
@@ -106,25 +107,10 @@ def history_sources(frontmatter: Mapping[str, Any]) -> list[str]:
 def observed(frontmatter: Mapping[str, Any]) -> dt.datetime | None:
     """When the value was true in the world: observed_at, else captured_at."""
     for key in ("observed_at", "captured_at"):
-        moment = to_datetime(frontmatter.get(key))
+        moment = parse_time(frontmatter.get(key))
         if moment is not None:
             return moment
     return None
-
-
-def to_datetime(value: Any) -> dt.datetime | None:
-    if isinstance(value, dt.datetime):
-        moment = value
-    elif isinstance(value, dt.date):
-        moment = dt.datetime(value.year, value.month, value.day)
-    elif isinstance(value, str) and value.strip():
-        try:
-            moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    else:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
 
 
 def compare(
@@ -453,7 +439,7 @@ def _extend(data: CommentedMap, key: str, items: list[Any], after: str | None = 
         current.extend(items)
         return
     if not _blank(current):
-        parts = str(current).replace(",", " ").split() if key == "tags" else [current]
+        parts = split_list(current) if key == "tags" else [current]
         data[key] = CommentedSeq([*parts, *items])
         return
     seq = CommentedSeq(items)
@@ -467,8 +453,9 @@ def _extend(data: CommentedMap, key: str, items: list[Any], after: str | None = 
 
 def _same_entry(history: Any, entry: Mapping[str, Any]) -> CommentedMap | None:
     for other in as_list(history):
-        same = isinstance(other, CommentedMap) and norm_text(other.get("value")) == norm_text(entry["value"])
-        if same and observed(other) == observed(entry):
+        if not isinstance(other, CommentedMap):
+            continue
+        if norm_text(other.get("value")) == norm_text(entry["value"]) and observed(other) == observed(entry):
             return other
     return None
 

@@ -18,21 +18,21 @@ An inbox candidate cannot make itself the person's: its own `source_skill: human
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from memory_curator.core.names import nfc
 
 if TYPE_CHECKING:  # rules imports this module: no import cycle at run time
     from memory_curator.core.rules import Rules, Surface
 
-RULES_PATH = "_meta/inbox-rules.md"
 NEVER_OWNED = ("_meta", "_inbox", "digests")  # top folders never curated (plus any dot-folder)
 HANDED_OVER = frozenset({"facts", "events", "persons", "projects", "research"})  # `curated` by default
 HUMAN_MARKS = (("source_skill", "human"), ("author", "user"))  # a note marked as a person's
 
 
 def _parts(rel: str) -> list[str]:
-    return unicodedata.normalize("NFC", rel).removeprefix("./").split("/")
+    return nfc(rel).removeprefix("./").split("/")
 
 
 def never_owned(rel: str) -> bool:

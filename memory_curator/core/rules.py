@@ -8,7 +8,7 @@ import re
 import string
 import sys
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
@@ -17,6 +17,11 @@ from memory_curator.core import ownership
 from memory_curator.core.conditions import Cond, ConditionError, compile_condition
 from memory_curator.core.errors import RulesError
 from memory_curator.core.notes import content_hash
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Settings = TypeVar("_Settings", bound="DataclassInstance")  # Settings or JudgeSettings
 
 _BLOCK = re.compile(r"^(```+|~~~+)[ \t]*yaml[ \t]+curator-rules[ \t]*\r?$", re.MULTILINE)
 OUTCOMES = ("pass", "fail", "undecided")
@@ -301,7 +306,7 @@ class _Builder:
                 raise RulesError(self.origin, f"setting {name!r} {why}", self.abs_line(line))
         return replace(settings, judge=judge)
 
-    def _typed(self, default: Any, values: dict[str, Any], node: Any) -> Any:
+    def _typed(self, default: _Settings, values: dict[str, Any], node: Any) -> _Settings:
         known = {f.name: f for f in fields(default)}
         out = {}
         for key, value in values.items():

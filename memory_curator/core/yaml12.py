@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
@@ -32,7 +32,8 @@ _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 class Loader12(yaml.CSafeLoader):
     """The C safe loader with YAML 1.2 core resolvers; keys are kept as the text written."""
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {}
+    # PyYAML's per-class table (its stub calls it an instance attribute); empty: only the 1.2 resolvers below
+    yaml_implicit_resolvers = {}  # noqa: RUF012
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
         if not isinstance(node, yaml.MappingNode):
@@ -57,7 +58,7 @@ class Loader12(yaml.CSafeLoader):
             raise yaml.constructor.ConstructorError(None, None, "a key that is not text", node.start_mark) from None
         return key
 
-    def construct_yaml_int(self, node: yaml.Node) -> int:
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
         text = str(self.construct_scalar(node))
         digits = text.lstrip("+-")
         if len(digits) > MAX_INT_DIGITS:
@@ -73,7 +74,7 @@ class Loader12(yaml.CSafeLoader):
                 None, None, f"{text!r} is not an integer", node.start_mark
             ) from None
 
-    def construct_yaml_float(self, node: yaml.Node) -> float:
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
         text = str(self.construct_scalar(node)).lower()
         if text.endswith(".inf"):
             return -math.inf if text.startswith("-") else math.inf
@@ -84,13 +85,13 @@ class Loader12(yaml.CSafeLoader):
         except ValueError:
             raise yaml.constructor.ConstructorError(None, None, f"{text!r} is not a number", node.start_mark) from None
 
-    def construct_yaml_bool(self, node: yaml.Node) -> bool:
+    def construct_yaml_bool(self, node: yaml.ScalarNode) -> bool:
         return str(self.construct_scalar(node)).lower() == "true"
 
     def construct_not_core(self, node: yaml.Node) -> Any:
         raise yaml.constructor.ConstructorError(None, None, f"the tag {node.tag} is not YAML 1.2 core", node.start_mark)
 
-    def construct_yaml_timestamp(self, node: yaml.Node) -> str:
+    def construct_timestamp_text(self, node: yaml.ScalarNode) -> str:
         """An explicit `!!timestamp` stays text too: the curator parses times where it compares."""
         return str(self.construct_scalar(node))
 
@@ -106,7 +107,7 @@ for _tag, _method in (
     ("tag:yaml.org,2002:int", Loader12.construct_yaml_int),
     ("tag:yaml.org,2002:float", Loader12.construct_yaml_float),
     ("tag:yaml.org,2002:bool", Loader12.construct_yaml_bool),
-    ("tag:yaml.org,2002:timestamp", Loader12.construct_yaml_timestamp),
+    ("tag:yaml.org,2002:timestamp", Loader12.construct_timestamp_text),
 ):
     Loader12.add_constructor(_tag, _method)
 for _tag in ("binary", "set", "omap", "pairs"):
@@ -229,11 +230,11 @@ def _spell(loader: Loader12, node: yaml.Node, lines: list[str]) -> Any:
         return {str(k.value): _spell(loader, v, lines) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
     if isinstance(node, yaml.SequenceNode):
         return [_spell(loader, v, lines) for v in node.value]
-    kept = _verbatim(loader, node, lines)
+    kept = _verbatim(loader, node, lines) if isinstance(node, yaml.ScalarNode) else None
     return kept if kept is not None else loader.construct_object(node)
 
 
-def _verbatim(loader: Loader12, node: yaml.Node, lines: list[str]) -> Verbatim | None:
+def _verbatim(loader: Loader12, node: yaml.ScalarNode, lines: list[str]) -> Verbatim | None:
     start, end = node.start_mark, node.end_mark
     if start.line != end.line or node.style not in (None, "", "'", '"') or start.line >= len(lines):
         return None

@@ -16,7 +16,7 @@ from memory_curator.core.candidate import Candidate, target_path
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import ExistingNote, Neighbour
-from memory_curator.core.names import nfc, printable, slugify
+from memory_curator.core.names import nfc, slugify
 from memory_curator.core.notes import parse
 from memory_curator.core.ownership import curator_owned
 from memory_curator.core.rules import Rules
@@ -313,14 +313,3 @@ def _answer(
             row["score"] = scores[path]
         results.append(row)
     return {"kind": kind, "query": asked, "results": results}
-
-
-def answer_lines(data: dict[str, Any]) -> list[str]:
-    if not data["results"]:
-        return [f"no note matches {data['kind']} {data['query']!r}"]
-    lines = []
-    for row in data["results"]:
-        score = f"  {row['score']:.3f}" if "score" in row else ""
-        value = f"  value: {row['value']}" if row.get("value") else ""
-        lines.append(printable(f"{row['path']}  ({row['surface'] or 'no surface'}){score}{value}"))
-    return lines  # a note's name or value may hold an escape sequence: shown escaped

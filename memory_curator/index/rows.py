@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_curator.core.candidate import infer_surface, target_path
+from memory_curator.core.compose import strip_trailing_marks
 from memory_curator.core.merge import norm_text
 from memory_curator.core.names import nfc, printable, slugify
 from memory_curator.core.notes import as_list, content_hash, frontmatter_tags, parse, strip_code
@@ -30,7 +31,6 @@ QUERY_TERMS = 10  # terms in one similarity query (title and value first, then t
 TITLE_TERMS = 5
 COMMON_SHARE, COMMON_FLOOR = 100, 20  # words in more than max(20, 1% of notes) notes are not searched
 K1, B = 1.2, 0.75  # FTS5's bm25() constants, used to score overlay notes the same way
-MARKS = ("> ⚠ curator uncertainty: ", "> 🗑 dropped by memory-curator: ")
 SELECTED = (
     "type", "title", "name", "slug", "aliases", "entity", "predicate", "value", "date", "topic",
     "source_url", "sources", "source_skill", "author", "observed_at", "captured_at", "participants",
@@ -188,10 +188,7 @@ def strip_marks(body: str) -> str:
     """The body without the curator's own trailing uncertainty / drop lines."""
     if ">" not in body[-400:]:
         return body
-    lines = body.rstrip().splitlines(keepends=True)
-    while lines and (lines[-1].startswith(MARKS) or not lines[-1].strip()):
-        lines.pop()
-    return "".join(lines)
+    return strip_trailing_marks(body.rstrip())  # both marks
 
 
 def normalised_text(title: str, value: str, body: str) -> str:

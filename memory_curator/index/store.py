@@ -25,7 +25,7 @@ from typing import Any
 
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
-from memory_curator.core.names import NEVER_INDEXED, printable
+from memory_curator.core.names import NEVER_INDEXED
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
 from memory_curator.index.rows import Layout, Row, describe, tokens
@@ -460,14 +460,3 @@ def current_stats(root: Path, rules: Rules, state: Path, clock: Clock = SystemCl
         return index.stats()
     finally:
         index.close()
-
-
-def stats_lines(data: dict[str, Any]) -> list[str]:
-    surfaces = ", ".join(f"{name} {count}" for name, count in data["surfaces"].items())
-    lines = [
-        f"index: {data['path']} (schema {data['schema']}, {data['bytes'] / 1e6:.1f} MB)",
-        f"notes: {data['notes']} ({surfaces}); {data['terms']} distinct words",
-        f"built {data['built']}, refreshed {data['refreshed']}",
-    ]
-    lines += [printable(f"read by body only: {p['path']}: {p['problem']}") for p in data["problems"]]
-    return lines

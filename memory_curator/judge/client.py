@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -51,8 +51,11 @@ from memory_curator.judge.prompt import (
     stored,
     to_verdict,
 )
-from memory_curator.store import writer
 from memory_curator.store.bell import Bell
+from memory_curator.store.writer import FILES, Files
+
+if TYPE_CHECKING:  # the SDK itself is imported only when a request is made
+    from anthropic.types import OutputConfigParam, TextBlockParam
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 ENV_PREFIX = "MEMORY_CURATOR_JUDGE_"
@@ -106,13 +109,19 @@ def _check(settings: JudgeSettings) -> None:
         raise CuratorError(f"judge setting {problem[0]}: {problem[1]}")
 
 
-def from_environment(settings: JudgeSettings, state: Path, clock: Clock | None = None) -> AnthropicJudge | None:
-    """The judge, or None (inert) when it is disabled or there is no API key."""
-    key = os.environ.get(KEY_ENV, "").strip()
+def from_environment(
+    settings: JudgeSettings,
+    state: Path,
+    clock: Clock | None = None,
+    env: Mapping[str, str] | None = None,
+    files: Files = FILES,
+) -> AnthropicJudge | None:
+    """The judge, or None (inert) when it is disabled or there is no API key (in `env`)."""
+    key = (os.environ if env is None else env).get(KEY_ENV, "").strip()
     if not settings.enabled or not key:
         return None
     clock = clock or SystemClock()
-    return AnthropicJudge(settings, key, VerdictCache.load(state / CACHE_FILE, clock), clock=clock)
+    return AnthropicJudge(settings, key, VerdictCache.load(state / CACHE_FILE, clock, files), clock=clock)
 
 
 def gather(candidates: Sequence[Candidate], querier: Querier, k: int) -> list[Item]:
@@ -265,20 +274,23 @@ class AnthropicJudge:
             http_client=self.http_client,
             middleware=[guard],
         )
-        system: dict[str, Any] = {"type": "text", "text": prompt.system}
+        system: TextBlockParam = {"type": "text", "text": prompt.system}
         if cache_system:  # several requests share this prefix within the cache lifetime
             system["cache_control"] = {"type": "ephemeral"}
-        output: dict[str, Any] = {"format": {"type": "json_schema", "schema": anthropic.transform_schema(Batch)}}
-        if self.settings.effort:
-            output["effort"] = self.settings.effort
-        request = {
-            "model": self.settings.model,
-            "max_tokens": self.settings.max_tokens,
-            "system": [system],
-            "messages": [{"role": "user", "content": prompt.user}],
-            "output_config": output,
-        }
-        message = self._within(deadline, lambda: client.messages.create(**request), client)
+        output: OutputConfigParam = {"format": {"type": "json_schema", "schema": anthropic.transform_schema(Batch)}}
+        if self.settings.effort:  # sent as the rules file spells it: the API, not the SDK's Literal, checks it
+            output["effort"] = self.settings.effort  # type: ignore[typeddict-item]
+
+        def create() -> Any:
+            return client.messages.create(
+                model=self.settings.model,
+                max_tokens=self.settings.max_tokens,
+                system=[system],
+                messages=[{"role": "user", "content": prompt.user}],
+                output_config=output,
+            )
+
+        message = self._within(deadline, create, client)
         stats.add_usage(message.usage)
         if message.stop_reason != "end_turn":
             raise Unusable(_stop_cause(message.stop_reason, self.settings.max_tokens))
@@ -365,8 +377,9 @@ def _sdk_retries(response: Any) -> bool:
     """The SDK's retry policy for an error response (anthropic 2.14 `_should_retry`)."""
     should = response.headers.get("x-should-retry")
     if should in ("true", "false"):
-        return should == "true"
-    return response.status_code in (408, 409, 429) or response.status_code >= 500
+        return bool(should == "true")
+    code: int = response.status_code
+    return code in (408, 409, 429) or code >= 500
 
 
 def _retry_wait(headers: Any, retries_taken: int, clock: Clock) -> float:
@@ -409,7 +422,7 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, Unusable | NoTimeToRetry):
         return str(exc)
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0] if exc.errors() else {}
+        first: Mapping[str, Any] = exc.errors()[0] if exc.errors() else {}
         if first.get("type") == "json_invalid":
             return "truncated output" if "EOF" in str(first.get("msg", "")) else "malformed output (not JSON)"
         where = ".".join(str(p) for p in first.get("loc", ()))
@@ -437,14 +450,15 @@ class VerdictCache:
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     dirty: bool = False
     clock: Clock = field(default_factory=SystemClock)  # stamps entries (the newest are kept)
+    files: Files = FILES
 
     @classmethod
-    def load(cls, path: Path, clock: Clock | None = None) -> VerdictCache:
+    def load(cls, path: Path, clock: Clock | None = None, files: Files = FILES) -> VerdictCache:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             data = {}
-        return cls(path, data if isinstance(data, dict) else {}, clock=clock or SystemClock())
+        return cls(path, data if isinstance(data, dict) else {}, clock=clock or SystemClock(), files=files)
 
     def get(self, key: str, item: Item) -> JudgeVerdict | None:
         entry = self.entries.get(key)
@@ -476,7 +490,7 @@ class VerdictCache:
             return
         newest = sorted(self.entries.items(), key=lambda kv: str(kv[1].get("time", "")), reverse=True)
         try:
-            writer.write_state_file(self.path, json.dumps(dict(newest[:CACHE_ENTRIES])).encode("utf-8"))
+            self.files.write_state_file(self.path, json.dumps(dict(newest[:CACHE_ENTRIES])).encode("utf-8"))
         except OSError:
             return
         self.dirty = False

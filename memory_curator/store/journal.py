@@ -12,7 +12,7 @@ from typing import Any
 
 from memory_curator.core.clock import Clock
 from memory_curator.core.text import iso
-from memory_curator.store.writer import _write_all, fsync_dir, write_state_file
+from memory_curator.store.writer import FILES, Files
 
 
 @dataclass
@@ -23,22 +23,24 @@ class Journal:
 
     path: Path
     clock: Clock | None = None
+    files: Files = FILES
 
     def append(self, record: dict[str, Any]) -> None:
         if self.clock is None:
             raise TypeError(f"{self.path}: a journal opened without a clock cannot be written")
         line = json.dumps({"time": iso(self.clock.now()), **record}, ensure_ascii=False, default=str) + "\n"
         new = not self.path.exists()
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        files = self.files
+        fd = files.os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             if _torn(fd):  # a crash or a full disk cut the last line: never glue ours onto it
                 line = "\n" + line
-            _write_all(fd, json_bytes(line))
-            os.fsync(fd)
+            files.write_all(fd, json_bytes(line))
+            files.os.fsync(fd)
         finally:
-            os.close(fd)
+            files.os.close(fd)
         if new:
-            fsync_dir(self.path.parent)
+            files.fsync_dir(self.path.parent)
 
     def entries(self, start: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
         """(byte offset, record) from `start`; a torn line (a crash mid-append) is skipped."""
@@ -80,7 +82,7 @@ class Journal:
         return offset if 0 <= offset <= self.size() else 0
 
     def set_checkpoint(self, offset: int) -> None:
-        write_state_file(self.checkpoint_path, str(offset).encode())
+        self.files.write_state_file(self.checkpoint_path, str(offset).encode())
 
 
 def json_bytes(line: str) -> bytes:

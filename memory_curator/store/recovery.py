@@ -1,46 +1,56 @@
-"""Recovery: finish what a crash or an I/O error left half-done, at the start of every run
-that takes the lock."""
+"""Recovery: finish what a crash or an I/O error left half-done, at the start of every run that
+takes the lock (a sweep, and each of a person's commands).
+
+One rule for every plan (`core.plan`), whatever made it: a plan none of whose writes took
+effect is closed as not done (its candidate is swept again, its action was refused); a plan
+with a write in place is finished forward, step by step, with the bytes from the record's
+hashes (the state directory's store keeps what a second write needs). A file a person changed
+since is never touched: a sweep's plan is left, and said so (the inbox file an agent rewrote
+is a new candidate); a person's `undo` or `restore` is taken back (the file it was moving
+content out of still holds it), as if it had been refused. Our stray temp files in the folders a
+plan touched are removed. An I/O error here leaves the checkpoint before that plan, so the
+next run tries again.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memory_curator.core.notes import as_list, parse
-from memory_curator.store import writer
+from memory_curator.core.plan import WRITES, Step, legacy_steps
+from memory_curator.store import stores
+from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal, open_actions
 from memory_curator.store.paths import relpath, safe_join
-from memory_curator.store.writer import MOVES, _family, _unlink_quietly, file_hash, fsync_dir, fsync_file, stray_temps
+from memory_curator.store.writer import Conflict, Files, _family
+
+DONE, TODO = "done", "todo"  # a step's state; anything else is why it cannot go on
+TAKEN_BACK = ("undo", "restore")  # moves a person asked for: taken back when they cannot finish
 
 
 @dataclass
 class Recovery:
-    """What the start of a sweep repaired: one line per repair, and the needs-review texts
-    already on disk (so a sweep killed before saving its review hashes does not redo them)."""
+    """What recovery repaired: one line per repair, and the items held for review (so a run
+    killed before saving its ledger does not flag them again)."""
 
     notes: list[str] = field(default_factory=list)
     reviewed: dict[str, str] = field(default_factory=dict)
 
 
-def recover(root: Path, journal: Journal) -> Recovery:
-    """Finish or undo what a crash (or an I/O error) left half-done; run under the lock.
-
-    A move whose destination holds the candidate's content while the inbox file still holds
-    the bytes that were decided is finished by removing the inbox file; one whose
-    destination was never written is left as it was (the candidate is swept again). Our
-    stray temp files in the folders it touched are removed. An I/O error here leaves the
-    checkpoint before that action, so the next sweep tries again.
-    """
+def recover(root: Path, state: Path, journal: Journal, files: Files) -> Recovery:
+    """Finish forward every plan the journal shows open; run under the lock."""
     entries = list(journal.entries(journal.checkpoint()))
-    out = Recovery(reviewed=_reviewed(root, entries))
+    out = Recovery(reviewed=_held(root, entries, files))
+    executor = Executor(root, state, journal, files)
     retry_from: int | None = None
     for offset, record in open_actions(entries):
         try:
-            out.notes += _finish(root, record)
+            out.notes += _finish(root, executor, record)
         except OSError as exc:
             out.notes.append(f"could not finish {record.get('inbox')}: {exc.strerror or exc}; will retry")
             retry_from = offset if retry_from is None else min(retry_from, offset)
@@ -49,73 +59,167 @@ def recover(root: Path, journal: Journal) -> Recovery:
             journal.append(
                 {"event": "end", "run": record.get("run"), "seq": record.get("seq"), "ok": True, "recovered": True}
             )
+    out.reviewed.update(executor.held)
     with contextlib.suppress(OSError):
-        for temp in _state_temps(journal.path.parent):
-            _unlink_quietly(temp)
+        _save_holds(root, state, out.reviewed, files)
+        for temp in _state_temps(state, files):
+            files._unlink_quietly(temp)
         journal.set_checkpoint(journal.size() if retry_from is None else retry_from)
     return out
 
 
-def _state_temps(state: Path) -> Iterator[Path]:
-    """Our temp files in the state directory and its folders (pre-images for `undo`, …)."""
-    yield from stray_temps(state)
+def _save_holds(root: Path, state: Path, held: dict[str, str], files: Files) -> None:
+    """Holds the journal shows but the ledger lacks (a run died before saving it) are saved now:
+    the checkpoint moves past their records."""
+    ledger = stores.load_ledger(state)
+    missing = {k: v for k, v in held.items() if ledger.get(k) != v}
+    if missing:
+        stores.hold_for_review(root, state, missing, files)
+
+
+def _state_temps(state: Path, files: Files) -> Iterator[Path]:
+    """Our temp files in the state directory and its folders (the store, …)."""
+    yield from files.stray_temps(state)
     for entry in list(os.scandir(state)):
         if entry.is_dir(follow_symlinks=False):
-            yield from stray_temps(Path(entry.path))
+            yield from files.stray_temps(Path(entry.path))
 
 
-def _finish(root: Path, record: dict[str, Any]) -> list[str]:
-    notes: list[str] = []
-    inbox, dest = _path(root, record.get("inbox")), _path(root, record.get("dest"))
-    for folder in {p.parent for p in (inbox, dest) if p is not None}:
-        for temp in stray_temps(folder):
-            _unlink_quietly(temp)
+def steps_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    steps = record.get("steps")
+    if isinstance(steps, list):
+        return [s for s in steps if isinstance(s, dict)]
+    return list(legacy_steps(record))
+
+
+def _finish(root: Path, executor: Executor, record: dict[str, Any]) -> list[str]:
+    notes = _sweep_temps(root, executor.files, steps_of(record))
+    steps = [s for s in steps_of(record) if _path(root, s.get("path")) is not None or s.get("op") == "keep"]
+    what = f"{record.get('verdict')} of {record.get('inbox') or record.get('dest')}"
+    if not any(_state(root, executor.files, s) == DONE for s in steps if s.get("op") in WRITES):
+        return notes  # nothing took effect: closed as not done
+    landed = str(record.get("dest"))
+    for number, step in enumerate(steps):
+        state = _state(root, executor.files, step)
+        if state == TODO:
+            state = _redo(executor, step)
+        if state not in (DONE, TODO) and record.get("verdict") in TAKEN_BACK:
+            _take_back(executor, steps[:number])
+            return [*notes, f"took back the unfinished {what}: {state}"]
+        if state not in (DONE, TODO):
+            return [*notes, f"left {what} half-done: {state}; check both files"]
+        if step.get("op") in WRITES:
+            landed = _durable(root, executor.files, step)
+        if step.get("op") == "hold":
+            executor.held[str(step["path"])] = str(step.get("expected"))
+    return [*notes, f"finished {what} -> {landed}"]
+
+
+def _take_back(executor: Executor, done: list[dict[str, Any]]) -> None:
+    """Undo the writes of a person's `undo` or `restore` that cannot finish because the file it
+    was moving content out of changed since: that file still holds the content (and the
+    change), so the copy we wrote goes, only while it holds exactly our bytes."""
+    for step in reversed(done):
+        path = _path(executor.root, step.get("path"))
+        if path is None or executor.files.file_hash(path) != step.get("hash"):
+            continue
+        if step.get("op") == "create":
+            executor.files.remove(path, str(step["hash"]))
+        elif step.get("op") == "replace":
+            before = stores.preimage(executor.state, str(step.get("expected")))
+            if before is not None:
+                executor.files.replace(path, before, str(step["hash"]))
+
+
+def _sweep_temps(root: Path, files: Files, steps: list[dict[str, Any]]) -> list[str]:
+    notes = []
+    folders = {p.parent for p in (_path(root, s.get("path")) for s in steps) if p is not None}
+    for folder in sorted(folders):
+        for temp in files.stray_temps(folder):
+            files._unlink_quietly(temp)
             notes.append(f"removed stray temp file {relpath(root, temp)}")
-    if record.get("verdict") not in MOVES or inbox is None or dest is None:
-        return notes
-    placed = _placed(dest, record)
-    if placed is not None and file_hash(inbox) == record.get("inbox_hash"):
-        fsync_file(placed)  # the destination is durable before the inbox file goes
-        fsync_dir(placed.parent)
-        writer.os.unlink(inbox)
-        fsync_dir(inbox.parent)
-        notes.append(f"finished {record['verdict']} of {record['inbox']} -> {relpath(root, placed)}")
     return notes
 
 
-def _placed(dest: Path, record: dict[str, Any]) -> Path | None:
-    """The file that holds this action's result: the exact bytes we wrote (a drop may have
-    moved on to a suffixed name), or a note a person edited since that still records this
-    candidate in its provenance."""
-    family = _family(dest) if record.get("verdict") == "drop" else iter([dest])
-    for path in family:
-        if not os.path.lexists(path):
-            break
-        if file_hash(path) == record.get("after_hash"):
-            return path
-    if record.get("verdict") != "drop" and _records_candidate(dest, str(record.get("inbox_hash"))):
-        return dest
+def _state(root: Path, files: Files, step: dict[str, Any]) -> str:
+    """done, todo, or why the step can neither be taken as done nor done now."""
+    op, path = step.get("op"), _path(root, step.get("path"))
+    if op in ("keep", "hold") or path is None:
+        return DONE
+    if op == "create_unique":
+        return DONE if _found(files, path, step) is not None else TODO
+    current = files.file_hash(path)
+    if op == "remove":
+        if current is None:
+            return DONE
+        return TODO if current == step.get("expected") else f"{step['path']} changed since"
+    if current is not None and (current == step.get("hash") or _records(path, step.get("proof"))):
+        return DONE
+    if op == "create":
+        return TODO if current is None and not os.path.lexists(path) else f"{step['path']} holds other bytes"
+    if current is None:
+        return f"{step['path']} is gone"
+    return TODO if current == step.get("expected") else f"{step['path']} changed since"
+
+
+def _redo(executor: Executor, step: dict[str, Any]) -> str:
+    """A step a crash left undone, done now: a write with the stored bytes of its hash."""
+    data = None
+    if step.get("op") in WRITES:
+        data = stores.preimage(executor.state, str(step.get("hash")))
+        if data is None:
+            return f"the bytes for {step['path']} were not kept"
+    try:
+        executor.apply(Step(step["op"], str(step["path"]), data, step.get("expected"), prune=bool(step.get("prune"))))
+    except (Conflict, FileExistsError) as exc:
+        return f"{step['path']} changed meanwhile ({exc})"
+    return DONE
+
+
+def _durable(root: Path, files: Files, step: dict[str, Any]) -> str:
+    """A written file is made durable before any later remove: fsync it and its folder."""
+    path = _path(root, step.get("path"))
+    assert path is not None
+    if step.get("op") == "create_unique":
+        path = _found(files, path, step) or path
+    if os.path.lexists(path):
+        files.fsync_file(path)
+        files.fsync_dir(path.parent)
+    return relpath(root, path)
+
+
+def _found(files: Files, path: Path, step: dict[str, Any]) -> Path | None:
+    """Where a create_unique landed: the first of the family holding exactly its bytes."""
+    for candidate in _family(path):
+        if not os.path.lexists(candidate):
+            return None
+        if files.file_hash(candidate) == step.get("hash"):
+            return candidate
     return None
 
 
-def _records_candidate(note: Path, digest: str) -> bool:
+def _records(note: Path, proof: Any) -> bool:
+    """The note a person edited since we wrote it still records this candidate (`curated_from`)."""
+    if not isinstance(proof, str) or not proof:
+        return False
     try:
         frontmatter = parse(note.read_bytes()).frontmatter
     except OSError:
         return False
-    wanted = digest.removeprefix("sha256:")
+    wanted = proof.removeprefix("sha256:")
     return any(isinstance(e, dict) and e.get("sha256") == wanted for e in as_list(frontmatter.get("curated_from")))
 
 
-def _reviewed(root: Path, entries: Iterable[tuple[int, dict[str, Any]]]) -> dict[str, str]:
-    """Inbox files a recent needs_review rewrote that still hold exactly that text."""
+def _held(root: Path, entries: Iterable[tuple[int, dict[str, Any]]], files: Files) -> dict[str, str]:
+    """Items recent plans held for review that still hold exactly that text."""
     out: dict[str, str] = {}
     for _, record in entries:
-        if record.get("event") != "begin" or record.get("verdict") != "needs_review":
+        if record.get("event") != "begin":
             continue
-        path, after = _path(root, record.get("inbox")), record.get("after_hash")
-        if path is not None and after and file_hash(path) == after:
-            out[str(record["inbox"])] = str(after)
+        for step in steps_of(record):
+            path, expected = _path(root, step.get("path")), step.get("expected")
+            if step.get("op") == "hold" and path is not None and expected and files.file_hash(path) == expected:
+                out[str(step["path"])] = str(expected)
     return out
 
 

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 from memory_curator.core.errors import RulesError
+from memory_curator.core.names import RULES_PATH
 from memory_curator.core.rules import RULES_MAX_BYTES, Rules, parse
 
 DEFAULT_RULES = Path(__file__).parent.parent / "data" / "inbox-rules.md"
@@ -60,8 +61,13 @@ def _missing(path: Path) -> str:
 
 
 def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"))
-    kinds += ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
     return next((name for test, name in kinds if test(mode)), "a special file")
 
 
@@ -69,7 +75,7 @@ def vault_rules_file(root: Path) -> Path | None:
     """The vault's own rules file, or None when it has none. Anything at that path (a broken
     symlink, a FIFO, a folder), or a `_meta` that is not a folder, counts as the vault's own file,
     which `load` then refuses: the shipped defaults never stand in for a file that is there."""
-    own = root / "_meta" / "inbox-rules.md"
+    own = root / RULES_PATH
     if os.path.lexists(own) or (os.path.lexists(own.parent) and not own.parent.is_dir()):
         return own
     return None

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.core.clock import Clock, SystemClock
-from memory_curator.core.errors import EXIT_LOCKED, CuratorError
+from memory_curator.core.errors import EXIT_INTERNAL, EXIT_LOCKED, EXIT_OK, CuratorError, OtherHost
 from memory_curator.core.result import SweepResult
-from memory_curator.core.text import iso
+from memory_curator.core.text import iso, parse_time
 
 LOG_NAME = "sweeps.log"
 MAX_BYTES = 1_000_000
@@ -52,19 +52,17 @@ def record_run(
     path: Path, sweep: Callable[[], SweepResult], max_bytes: int | None = None, clock: Clock = SystemClock()
 ) -> int:
     """Run `sweep`, append its outcome to the log, return the exit code (nothing is printed)."""
-    from memory_curator.commands.sweep import OtherHost  # sweep imports much; keep this module light
-
     rotate(path, max_bytes)
     started, ticks = clock.now(), clock.monotonic()
     outcome: dict[str, Any]
     try:
-        outcome = {"exit": 0, "result": sweep().to_json()}
+        outcome = {"exit": EXIT_OK, "result": sweep().to_json()}
     except OtherHost as exc:
-        outcome = {"exit": 0, "idle": str(exc)}
+        outcome = {"exit": EXIT_OK, "idle": str(exc)}
     except CuratorError as exc:
         outcome = {"exit": exc.exit_code, "error": str(exc)}
     except Exception as exc:  # a bug: log it, then let the CLI's boundary keep the traceback
-        crash = {"exit": 3, "error": f"internal error: {type(exc).__name__}: {exc}"}
+        crash = {"exit": EXIT_INTERNAL, "error": f"internal error: {type(exc).__name__}: {exc}"}
         append(path, _record(started, clock.monotonic() - ticks, crash))
         raise
     append(path, _record(started, clock.monotonic() - ticks, outcome))
@@ -86,7 +84,7 @@ class Entry:
 
     @property
     def failed(self) -> bool:
-        return self.stray or self.exit not in (0, EXIT_LOCKED)
+        return self.stray or self.exit not in (EXIT_OK, EXIT_LOCKED)
 
 
 def entries(path: Path) -> list[Entry]:
@@ -110,9 +108,11 @@ def _tail(path: Path) -> list[str]:
 def _entry(line: str) -> Entry:
     try:
         record = json.loads(line)
-        when = dt.datetime.fromisoformat(str(record["time"]).replace("Z", "+00:00"))
+        when = parse_time(record["time"])
         code = int(record["exit"])
     except (ValueError, KeyError, TypeError):
+        when = None
+    if when is None:  # not a line this log wrote
         return Entry(None, None, line.strip()[:300], stray=True)
     return Entry(when, code, summarize(record))
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -32,13 +32,21 @@ def vault_id(root: Path) -> str:
     return f"{slugify(root.name, 40) or 'vault'}-{hashlib.sha256(real.encode()).hexdigest()[:12]}"
 
 
-def state_dir(root: Path, explicit: str | os.PathLike[str] | None = None) -> Path:
-    """--state-dir, else MEMORY_CURATOR_STATE, else <user state dir>/vaults/<vault id>.
+def state_folder(
+    root: Path, explicit: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> Path:
+    """--state-dir, else MEMORY_CURATOR_STATE (from `env`, else the process's environment), else
+    <user state dir>/vaults/<vault id>; nothing is created (`schedule show` changes nothing).
 
     An explicit folder is used as it is: it is this vault's state folder.
     """
-    chosen = explicit or os.environ.get("MEMORY_CURATOR_STATE")
-    folder = Path(chosen).expanduser() if chosen else Path(platformdirs.user_state_dir(APP)) / "vaults" / vault_id(root)
+    chosen = explicit or (os.environ if env is None else env).get("MEMORY_CURATOR_STATE")
+    return Path(chosen).expanduser() if chosen else Path(platformdirs.user_state_dir(APP)) / "vaults" / vault_id(root)
+
+
+def state_dir(root: Path, explicit: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """`state_folder`, created (private to the user) and resolved."""
+    folder = state_folder(root, explicit, env)
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:

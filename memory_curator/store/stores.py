@@ -17,20 +17,32 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memory_curator.core.notes import content_hash
-from memory_curator.store import writer
+from memory_curator.store.writer import FILES, Files
 
 LEDGER = "reviewed.json"
 SIGHTINGS = "sightings.json"
 
 
-def save_preimage(state: Path, data: bytes) -> str:
+def save_preimage(state: Path, data: bytes, files: Files = FILES) -> str:
     """Keep `data` at `<state>/preimages/<sha256 hex>` (atomic, never overwritten); returns its hash."""
     digest = content_hash(data)
     path = state / "preimages" / digest.removeprefix("sha256:")
     if not path.exists():
         with contextlib.suppress(FileExistsError):
-            writer.create(path, data)
+            files.create(path, data)
     return digest
+
+
+def preimage(state: Path, digest: str) -> bytes | None:
+    """Bytes from the content-addressed store, only if they still hash to `digest`."""
+    name = digest.removeprefix("sha256:")
+    if not name or "/" in name or name.startswith("."):
+        return None
+    try:
+        data = (state / "preimages" / name).read_bytes()
+    except OSError:
+        return None
+    return data if content_hash(data) == digest else None
 
 
 def load_ledger(state: Path) -> dict[str, str]:
@@ -41,16 +53,16 @@ def load_ledger(state: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
-def save_ledger(root: Path, state: Path, reviewed: dict[str, str]) -> None:
+def save_ledger(root: Path, state: Path, reviewed: dict[str, str], files: Files = FILES) -> None:
     """Forget items that left the inbox; write the rest atomically."""
     kept = {k: v for k, v in reviewed.items() if (root / k).is_file()}
-    writer.write_state_file(state / LEDGER, json.dumps(kept, sort_keys=True).encode("utf-8"))
+    files.write_state_file(state / LEDGER, json.dumps(kept, sort_keys=True).encode("utf-8"))
 
 
-def hold_for_review(root: Path, state: Path, items: dict[str, str]) -> None:
+def hold_for_review(root: Path, state: Path, items: dict[str, str], files: Files = FILES) -> None:
     """Inbox items a person put back (restore, undo): later sweeps leave each one alone
     until its bytes change, like an item a sweep flagged."""
-    save_ledger(root, state, {**load_ledger(state), **items})
+    save_ledger(root, state, {**load_ledger(state), **items}, files)
 
 
 @dataclass(frozen=True)
@@ -74,10 +86,10 @@ def load_sightings(state: Path) -> dict[str, Sighting]:
         return {}
 
 
-def save_sightings(root: Path, state: Path, sightings: dict[str, Sighting]) -> None:
+def save_sightings(root: Path, state: Path, sightings: dict[str, Sighting], files: Files = FILES) -> None:
     """Forget files that left the inbox; write atomically, and only when something changed."""
     kept = {k: v for k, v in sightings.items() if (root / k).is_file()}
     if kept == load_sightings(state):
         return
     data = {k: asdict(v) for k, v in sorted(kept.items())}
-    writer.write_state_file(state / SIGHTINGS, json.dumps(data).encode("utf-8"))
+    files.write_state_file(state / SIGHTINGS, json.dumps(data).encode("utf-8"))

@@ -478,9 +478,9 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     log("cold builds")
     rebuild = [*cli, "index", "rebuild", "--json", "--vault", str(root), "--state-dir", str(state)]
     builds = [child(rebuild) for _ in range(repeat)]
-    report["cold_build_s"] = statistics.median(json.loads(out)["seconds"] for out, _, _ in builds)
+    report["cold_build_s"] = statistics.median(json.loads(out)["data"]["seconds"] for out, _, _ in builds)
     report["cold_build_process_s"] = round(statistics.median(seconds for _, seconds, _ in builds), 3)
-    report["cold_build_each_s"] = [json.loads(out)["seconds"] for out, _, _ in builds]
+    report["cold_build_each_s"] = [json.loads(out)["data"]["seconds"] for out, _, _ in builds]
     report["cold_build_peak_rss_mb"] = round(max(rss for _, _, rss in builds), 1)
     report["index_bytes"] = (state / ix.FILE_NAME).stat().st_size
     rules = load_for_vault(root)

@@ -1,0 +1,110 @@
+"""The one context a command runs in, built once by the CLI and passed down (frozen).
+
+Everything the library would otherwise read from the world — the clock, the environment, the
+host and user names, the file operations, how to make a judge and a querier — is here, so no
+module reads it deep down and a test swaps it by building a context (`Seams`) instead of
+patching a module global.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from memory_curator.core.candidate import Candidate
+from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.decide import JudgeVerdict
+from memory_curator.core.facts import Querier
+from memory_curator.core.rules import JudgeSettings, Rules
+from memory_curator.store.rules_file import load_for_vault
+from memory_curator.store.state import state_dir
+from memory_curator.store.writer import FILES, Files
+
+JudgeAnswer = tuple[dict[str, JudgeVerdict], dict[str, Any] | None]
+Judge = Callable[[list[Candidate], Rules, Querier], JudgeAnswer]
+JudgeFactory = Callable[["Context", JudgeSettings], Judge | None]  # None: inert (disabled, no key)
+QuerierFactory = Callable[["Context", Rules], Querier]
+
+
+def real_judge(ctx: Context, settings: JudgeSettings) -> Judge | None:
+    from memory_curator.judge import client  # its pydantic models cost ~75 ms: only sweeps pay
+
+    return client.from_environment(settings, ctx.state, ctx.clock, ctx.env, ctx.files)
+
+
+def index_querier(ctx: Context, rules: Rules) -> Querier:
+    """The vault's index, refreshed on the first question (an empty inbox never refreshes it)."""
+    from memory_curator.index.querier import IndexQuerier
+
+    return IndexQuerier(ctx.root, rules, ctx.state, clock=ctx.clock)
+
+
+def fixed_judge(judge: Judge) -> JudgeFactory:
+    """A factory that always gives `judge` (a fake with queued answers, in tests)."""
+    return lambda ctx, settings: judge
+
+
+@dataclass(frozen=True)
+class Seams:
+    """What the CLI takes from the world; a test passes its own (`CliRunner().invoke(cli, args,
+    obj=Seams(...))`): a fixed clock, failing file operations, a fake judge with queued answers."""
+
+    clock: Clock = SystemClock()
+    files: Files = FILES
+    env: Mapping[str, str] | None = None  # None: the process's environment
+    host: str | None = None
+    user: str | None = None
+    judge: JudgeFactory = real_judge
+    querier: QuerierFactory = index_querier
+
+
+@dataclass(frozen=True)
+class Context:
+    root: Path
+    state: Path
+    clock: Clock
+    files: Files
+    env: Mapping[str, str]
+    host: str
+    user: str
+    judge: JudgeFactory
+    querier: QuerierFactory
+    seams: Seams = field(default_factory=Seams, repr=False)
+
+    @classmethod
+    def build(
+        cls, root: Path, explicit_state: str | None = None, seams: Seams | Clock | None = None, user: str | None = None
+    ) -> Context:
+        """The context for the vault at `root`: --state-dir, else MEMORY_CURATOR_STATE, else the
+        platform's state folder; --by, else MEMORY_CURATOR_USER, else the login name."""
+        seams = seams if isinstance(seams, Seams) else Seams(clock=seams) if seams is not None else Seams()
+        env = dict(os.environ) if seams.env is None else dict(seams.env)
+        state = state_dir(root, explicit_state, env)
+        host = seams.host or socket.gethostname()
+        who = person(user or seams.user or env.get("MEMORY_CURATOR_USER"))
+        return cls(root, state, seams.clock, seams.files, env, host, who, seams.judge, seams.querier, seams)
+
+    @cached_property
+    def rules(self) -> Rules:
+        """The vault's rules, read on first use (a command that needs none never fails on them)."""
+        return load_for_vault(self.root)
+
+    def as_user(self, user: str | None) -> Context:
+        return self if not user else Context.build(self.root, str(self.state), self.seams, user)
+
+
+def person(explicit: str | None = None) -> str:
+    """Who is acting: the name given, else the login name, on one line."""
+    name = explicit
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError):
+            name = "unknown"
+    return " ".join(name.split()) or "unknown"
