@@ -509,3 +509,30 @@ def test_similarity_is_not_asked_of_candidates_a_drop_rule_takes(vault: Path, in
     verdicts = {a["inbox_path"]: a["verdict"] for a in out["actions"]}
     assert verdicts == {"_inbox/spy/dropped.md": "drop", "_inbox/spy/kept.md": "promote"}
     assert asked == ["_inbox/spy/kept.md"]
+
+
+def test_a_rebuilt_index_is_put_in_place_with_the_writers_recipe(vault: Path, tmp_path: Path) -> None:
+    """fsynced, renamed, its folder fsynced: through the same `Files` as every other write."""
+    from dataclasses import dataclass, field
+
+    from memory_curator.store.writer import Files
+
+    @dataclass(frozen=True)
+    class Spy(Files):
+        calls: list[str] = field(default_factory=list)
+
+        def fsync_file(self, path: Path) -> None:
+            self.calls.append(f"fsync {path.name}")
+            super().fsync_file(path)
+
+        def fsync_dir(self, folder: Path) -> None:
+            self.calls.append("fsync folder")
+            super().fsync_dir(folder)
+
+    spy = Spy()
+    state = tmp_path / "state"
+    state.mkdir()
+    index = ix.Index(vault, load_for_vault(vault), state, FixedClock(NOW), spy)
+    index.rebuild()
+    assert spy.calls[-2:] == [f"fsync {ix.FILE_NAME}.building-{os.getpid()}", "fsync folder"]
+    assert index.count() > 0 and not list(state.glob("*.building-*"))

@@ -188,6 +188,7 @@ def judged(vault: Path, write_candidate, monkeypatch: pytest.MonkeyPatch, tmp_pa
     imported here (~2 s on this machine, paid before the judge's deadline starts), so a test that
     times a sweep times the sweep, whichever test of the process imports it first."""
     import anthropic  # noqa: F401
+
     (vault / NEIGHBOUR).write_text(CURATED, encoding="utf-8")
     links: dict[str, list[str]] = {}
     model = FakeModel(answering(all_promote))

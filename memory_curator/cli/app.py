@@ -129,6 +129,10 @@ def _env(seams: Seams) -> Mapping[str, str]:
     return os.environ if seams.env is None else seams.env
 
 
+def _agent(seams: Seams) -> str | None:
+    return _env(seams).get("MEMORY_CURATOR_AGENT")
+
+
 def _sweep_now(
     seams: Seams, path: str | None, vault: str | None, state_dir: str | None, options: sweep.Options
 ) -> SweepResult:
@@ -160,13 +164,13 @@ def check(seams: Seams, file: str, as_json: bool, explain: bool, vault: str | No
     """
     if file == "-":
         root = vault_mod.find_root(None, vault)
-        data = checking.check_text(root, sys.stdin.read(), "<stdin>", explain, clock=seams.clock)
+        data = checking.check_text(Context.build(root, None, seams), sys.stdin.read(), "<stdin>", explain)
     else:
         target = Path(file)
         if not target.is_file():
             raise CuratorError(f"{file}: no such file")
         root = vault_mod.find_root(target.parent, vault)
-        data = checking.check_file(root, target, explain, seams.clock)
+        data = checking.check_file(Context.build(root, None, seams), target, explain)
     report.check(data, as_json)
 
 
@@ -448,9 +452,7 @@ def submit(seams: Seams, file: str, agent: str | None, with_check: bool, as_json
             raise CuratorError(f"{file}: not UTF-8 text") from None
         origin = file
     report.submitted(
-        submit_mod.submit(
-            root, text, origin, agent or _env(seams).get("MEMORY_CURATOR_AGENT"), with_check, seams.clock
-        ),
+        submit_mod.submit(Context.build(root, None, seams), text, origin, agent or _agent(seams), with_check),
         as_json,
     )
 
@@ -465,7 +467,7 @@ def status(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None
     from memory_curator.commands import status as status_mod
 
     root = vault_mod.find_root(None, vault)
-    report.status(status_mod.gather(root, state_dir, seams.clock), as_json)
+    report.status(status_mod.gather(Context.build(root, state_dir, seams)), as_json)
 
 
 @cli.command(name="log")
@@ -482,7 +484,7 @@ def log_command(
     from memory_curator.commands import log as decision_log
 
     root = vault_mod.find_root(None, vault)
-    report.decision_log(decision_log.read(root, state_dir, since, file, seams.clock), as_json)
+    report.decision_log(decision_log.read(Context.build(root, state_dir, seams), since, file), as_json)
 
 
 @cli.command()
@@ -539,7 +541,7 @@ def index_rebuild(seams: Seams, as_json: bool, vault: str | None, state_dir: str
     """Build the index from scratch (sweeps refresh it by themselves)."""
     from memory_curator.index import store as index
 
-    report.index_rebuilt(index.Index(*_index_context(vault, state_dir), seams.clock).rebuild(), as_json)
+    report.index_rebuilt(index.Index(*_index_context(vault, state_dir), seams.clock, seams.files).rebuild(), as_json)
 
 
 @index_group.command(name="stats")

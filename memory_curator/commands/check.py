@@ -7,17 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
-from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.decide import Decision, decide, explain
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import gather_facts
 from memory_curator.core.names import INBOX, ROOT_AGENT
 from memory_curator.core.notes import render
-from memory_curator.index.querier import IndexQuerier
 from memory_curator.index.store import IndexUnavailable
-from memory_curator.store.rules_file import load_for_vault
-from memory_curator.store.state import state_dir
 
 
 def payload_text(text: str, origin: str) -> str:
@@ -36,9 +33,9 @@ def payload_text(text: str, origin: str) -> str:
         raise CuratorError(f"{origin}: the JSON payload cannot be written as a note: {type(exc).__name__}") from None
 
 
-def check_file(root: Path, path: Path, with_explanation: bool = False, clock: Clock = SystemClock()) -> dict[str, Any]:
+def check_file(ctx: Context, path: Path, with_explanation: bool = False) -> dict[str, Any]:
     try:
-        rel = path.resolve().relative_to(root.resolve()).as_posix()
+        rel = path.resolve().relative_to(ctx.root.resolve()).as_posix()
     except ValueError:
         rel = str(path)
     parts = rel.split("/")
@@ -49,25 +46,20 @@ def check_file(root: Path, path: Path, with_explanation: bool = False, clock: Cl
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
         raise CuratorError(f"{path}: cannot read it: {exc.strerror or exc}") from None
-    return check_text(root, text, rel, with_explanation, agent, clock)
+    return check_text(ctx, text, rel, with_explanation, agent)
 
 
 def check_text(
-    root: Path,
-    text: str,
-    origin: str,
-    with_explanation: bool = False,
-    agent: str = ROOT_AGENT,
-    clock: Clock = SystemClock(),
+    ctx: Context, text: str, origin: str, with_explanation: bool = False, agent: str = ROOT_AGENT
 ) -> dict[str, Any]:
     from memory_curator.commands.sweep import one_line
 
-    rules = load_for_vault(root)
+    rules = ctx.rules
     note = payload_text(text, origin)
     explanation: list[str] = []
     try:  # whatever this one candidate raises is its verdict, as a sweep would flag it (design §6)
         candidate = cand.build(note, origin, agent, rules)
-        facts = gather_facts(candidate, IndexQuerier(root, rules, state_dir(root), clock=clock), rules.settings)
+        facts = gather_facts(candidate, ctx.querier(ctx, rules), rules.settings)
         decision = decide(candidate, rules, facts)
         if with_explanation:
             explanation = explain(candidate, rules, facts)

@@ -42,7 +42,7 @@ def index_querier(ctx: Context, rules: Rules) -> Querier:
     """The vault's index, refreshed on the first question (an empty inbox never refreshes it)."""
     from memory_curator.index.querier import IndexQuerier
 
-    return IndexQuerier(ctx.root, rules, ctx.state, clock=ctx.clock)
+    return IndexQuerier(ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files)
 
 
 def fixed_judge(judge: Judge) -> JudgeFactory:

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.commands.context import Context
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.text import duration_seconds, iso, parse_time
 from memory_curator.store.journal import Journal
-from memory_curator.store.state import state_dir
 
 
 @dataclass(frozen=True)
@@ -109,16 +108,14 @@ def _with_undo(entry: Entry, by: str | None) -> Entry:
     return Entry(**{**entry.__dict__, "undone_by": by})
 
 
-def read(
-    root: Path, explicit_state: str | None, since_text: str | None, file: str | None, clock: Clock = SystemClock()
-) -> list[Entry]:
+def read(ctx: Context, since_text: str | None, file: str | None) -> list[Entry]:
     """The journal's entries, narrowed to one note's history and/or a time window (`--since
     7d` counts back from `clock`)."""
-    found = entries(Journal(state_dir(root, explicit_state) / "journal.jsonl").records())
+    found = entries(Journal(ctx.state / "journal.jsonl").records())
     if file:
-        found = trace(found, vault_path(root, file))
+        found = trace(found, vault_path(ctx.root, file))
     if since_text:
-        found = since(found, parse_since(since_text, clock.now()))
+        found = since(found, parse_since(since_text, ctx.clock.now()))
     return found
 
 

@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_curator.commands.context import Context
 from memory_curator.commands.log import Entry, entries
 from memory_curator.core import compose
-from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.notes import content_hash, parse
 from memory_curator.core.text import iso, parse_time
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores
 from memory_curator.store.paths import agent_dirs, list_candidates
-from memory_curator.store.state import lock_holder, lock_is_free, state_dir, vault_id
+from memory_curator.store.state import lock_holder, lock_is_free, vault_id
 
 VERDICTS = ("promote", "patch", "drop", "needs_review")
 DAYS = 14
@@ -85,10 +85,9 @@ def uncertainty(text: str) -> str | None:
     return head if head and tail.endswith(")") and parse_time(tail[:-1]) else reason
 
 
-def gather(root: Path, explicit_state: str | None = None, clock: Clock = SystemClock()) -> dict[str, Any]:
-    """Everything `status` shows; ages, the 7-day drops and the days are counted from `clock`."""
-    now = clock.now()
-    state = state_dir(root, explicit_state)
+def gather(ctx: Context) -> dict[str, Any]:
+    """Everything `status` shows; ages, the 7-day drops and the days are counted from the clock."""
+    root, state, now = ctx.root, ctx.state, ctx.clock.now()
     journal = journal_mod.Journal(state / "journal.jsonl")
     records = list(journal.records())
     log = [e for e in entries(records) if e.undone_by is None and e.status in ("done", "recovered")]

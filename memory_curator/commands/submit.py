@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from memory_curator.commands import check as checking
+from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
-from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import INBOX, ROOT_AGENT, nfc, slugify
 from memory_curator.core.rules import Rules
 from memory_curator.store.paths import relpath, safe_join
-from memory_curator.store.rules_file import load_for_vault
-from memory_curator.store.writer import FILES
 
 _AGENT = re.compile(r"^[\w][\w.-]*$")
 
@@ -39,17 +36,10 @@ class Submitted:
         return out
 
 
-def submit(
-    root: Path,
-    text: str,
-    origin: str,
-    agent: str | None = None,
-    with_check: bool = False,
-    clock: Clock = SystemClock(),
-) -> Submitted:
+def submit(ctx: Context, text: str, origin: str, agent: str | None = None, with_check: bool = False) -> Submitted:
     agent_id = agent_name(agent or ROOT_AGENT)  # the CLI passes --agent, else $MEMORY_CURATOR_AGENT
     note = checking.payload_text(text, origin)
-    rules = load_for_vault(root)
+    root, rules = ctx.root, ctx.rules
     try:  # a candidate that makes reading it raise is refused like a malformed one, in one line
         candidate = cand.build(note, origin, agent_id, rules)
         problem = validate(candidate, rules)
@@ -63,11 +53,11 @@ def submit(
         raise CuratorError(f"{origin}: {problem}; nothing written")
     folder = INBOX if agent_id == ROOT_AGENT else f"{INBOX}/{agent_id}"
     try:
-        placed = FILES.create_unique(safe_join(root, f"{folder}/{file_name(candidate)}"), note.encode("utf-8"))
+        placed = ctx.files.create_unique(safe_join(root, f"{folder}/{file_name(candidate)}"), note.encode("utf-8"))
     except OSError as exc:  # the temp file is gone again: nothing half-written is left
         raise CuratorError(f"{folder}/: cannot write the candidate: {exc.strerror or exc}; nothing written") from None
     rel = relpath(root, placed)
-    verdict = checking.check_text(root, note, rel, agent=agent_id, clock=clock) if with_check else None
+    verdict = checking.check_text(ctx, note, rel, agent=agent_id) if with_check else None
     return Submitted(rel, agent_id, verdict)
 
 

@@ -34,6 +34,7 @@ from memory_curator.index.rows import (
     tokens,
 )
 from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Refresh, read_note
+from memory_curator.store.writer import FILES, Files
 
 MIN_SCORE = 0.0005  # below this a "neighbour" shares only words most notes hold
 
@@ -53,9 +54,15 @@ class IndexQuerier:
     never touches it."""
 
     def __init__(
-        self, root: Path, rules: Rules, state: Path, index: Index | None = None, clock: Clock = SystemClock()
+        self,
+        root: Path,
+        rules: Rules,
+        state: Path,
+        index: Index | None = None,
+        clock: Clock = SystemClock(),
+        files: Files = FILES,
     ) -> None:
-        self.root, self.rules, self.state, self.clock = root, rules, state, clock
+        self.root, self.rules, self.state, self.clock, self.files = root, rules, state, clock, files
         self.layout = index.layout if index is not None else Layout(rules)
         self._index = index
         self.refreshed: Refresh | None = None
@@ -73,7 +80,7 @@ class IndexQuerier:
     def index(self) -> Index:
         if self._index is None:
             try:
-                index = Index(self.root, self.rules, self.state, self.clock)
+                index = Index(self.root, self.rules, self.state, self.clock, self.files)
                 self.refreshed = index.refresh()
             except (sqlite3.Error, OSError) as exc:
                 raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None

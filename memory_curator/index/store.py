@@ -29,6 +29,7 @@ from memory_curator.core.names import NEVER_INDEXED
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
 from memory_curator.index.rows import Layout, Row, describe, tokens
+from memory_curator.store.writer import FILES, Files
 
 SCHEMA_VERSION = 1
 FILE_NAME = "index.sqlite3"
@@ -150,14 +151,6 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _remove_database(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
@@ -185,8 +178,11 @@ def read_note(root: Path, rel: str) -> tuple[bytes, int, int] | None:
 class Index:
     """The SQLite file and its upkeep. `refresh()` before asking; `IndexQuerier` asks."""
 
-    def __init__(self, root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> None:
+    def __init__(
+        self, root: Path, rules: Rules, state: Path, clock: Clock = SystemClock(), files: Files = FILES
+    ) -> None:
         self.root = root.resolve()
+        self.files = files  # the writer's recipe for the rebuilt file
         self.clock = clock  # the `built`/`refreshed` stamps, durations, and which mtimes are too recent
         self.layout = Layout(rules)
         self.rules = rules
@@ -266,12 +262,11 @@ class Index:
             _remove_database(temp)
             raise
         conn.close()
-        _fsync(temp)  # on disk before it is renamed into place: a power cut cannot leave holes
         self.conn.close()
         for suffix in ("-wal", "-shm", "-journal"):  # the old file's: never replayed into the new one
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f"{self.path}{suffix}")
-        os.replace(temp, self.path)
+        self.files.install(temp, self.path)  # fsynced before the rename: a power cut cannot leave holes
         self.conn = self._connect()
         return Refresh(True, len(files), 0, 0, len(files), round(self.clock.monotonic() - started, 3))
 

@@ -182,6 +182,13 @@ class Files:
             if TEMP_PATTERN.match(entry.name) and entry.is_file(follow_symlinks=False):
                 yield Path(entry.path)
 
+    def install(self, built: Path, path: Path) -> None:
+        """Put a file built elsewhere in the folder (the index, built as a whole) in place: fsynced
+        first, renamed over `path`, the folder fsynced — the same recipe as every other write."""
+        self.fsync_file(built)
+        self.os.replace(built, path)
+        self.fsync_dir(path.parent)
+
     def write_state_file(self, path: Path, data: bytes) -> None:
         """The same recipe for the state directory's own small files (checkpoint, review hashes)."""
         temp = self._write_temp(path.parent, path.name, data, 0o600)
