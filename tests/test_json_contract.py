@@ -118,9 +118,9 @@ def one_watch_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     from memory_curator.commands import watch
 
     action = Action("_inbox/agent-a/c.md", "needs_review", "insights", "not sourced", "insights/c.md")
-    batch = watch.Batch(1, SweepResult("run-1", (AgentResult("agent-a", (action,)),)), 0.5)
+    batch = watch.Swept(1, SweepResult("run-1", (AgentResult("agent-a", (action,)),)), 0.5)
 
-    def once(self: watch.Watcher) -> Iterator[watch.Batch | watch.Notice]:
+    def once(self: watch.Watcher) -> Iterator[watch.Swept | watch.Notice]:
         yield watch.Notice("watching")
         yield batch
         yield watch.Notice("stopped")

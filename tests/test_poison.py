@@ -25,7 +25,7 @@ from memory_curator.cli.app import main
 from memory_curator.commands import check as checking
 from memory_curator.commands import status, submit, sweep
 from memory_curator.commands.context import Context, Seams, fixed_judge
-from memory_curator.commands.watch import Batch, Notice
+from memory_curator.commands.watch import Notice, Swept
 from memory_curator.core import candidate as cand_mod
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.decide import JudgeVerdict
@@ -551,4 +551,4 @@ def test_watch_keeps_running_through_the_poison_corpus(empty_vault: Path) -> Non
     assert (empty_vault / "facts/goodco/headquarters.md").exists()
     assert (empty_vault / "facts/lateco/headquarters.md").exists()
     assert not [i for i in items if isinstance(i, Notice) and "failed" in i.text]
-    assert not [e for b in items if isinstance(b, Batch) for e in b.result.errors]
+    assert not [e for b in items if isinstance(b, Swept) for e in b.result.errors]

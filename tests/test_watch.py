@@ -25,7 +25,7 @@ import pytest
 from memory_curator.commands import watch
 from memory_curator.commands.context import Context
 from memory_curator.commands.sweep import OtherHost
-from memory_curator.commands.watch import LOOK_GAP, Batch, Look, Notice, Tracker, Watcher, inbox_rel
+from memory_curator.commands.watch import LOOK_GAP, Look, Notice, Swept, Tracker, Watcher, inbox_rel
 from memory_curator.core.clock import SystemClock
 from memory_curator.store import journal as journal_mod
 from memory_curator.store.state import lock_is_free, state_dir, sweep_lock
@@ -76,7 +76,7 @@ def actions(items: list[object], rel: str | None = None) -> list[tuple[int, str,
     return [
         (b.number, x.inbox_path, x.verdict, x.reason)
         for b in list(items)
-        if isinstance(b, Batch)
+        if isinstance(b, Swept)
         for a in b.result.agents
         for x in a.actions
         if rel is None or x.inbox_path == rel
@@ -291,7 +291,7 @@ def test_ten_files_dropped_at_once_are_swept_in_one_batch(fast_vault: Path) -> N
         for n in range(10):
             (folder / f"vendor-{n}.md").write_text(fact(f"vendor-{n}"), encoding="utf-8")
         wait_for(lambda: not any(folder.iterdir()))
-    batches = [b for b in items if isinstance(b, Batch) and b.result.totals()["processed"]]
+    batches = [b for b in items if isinstance(b, Swept) and b.result.totals()["processed"]]
     assert len(batches) == 1
     assert batches[0].result.totals()["promoted"] == 10
     assert len(list((fast_vault / "facts").glob("vendor-*/headquarters.md"))) == 10
@@ -347,7 +347,7 @@ def test_the_backlog_is_swept_on_start(fast_vault: Path, write_candidate: Callab
         write_candidate(fast_vault, f"old-{n}.md", fact(f"old-{n}"))
     with watching(fast_vault) as (_, items):
         wait_for(lambda: not any((fast_vault / AGENT).iterdir()))
-    batches = [b for b in items if isinstance(b, Batch)]
+    batches = [b for b in items if isinstance(b, Swept)]
     assert batches[0].number == 1 and batches[0].result.totals()["promoted"] == 3
 
 

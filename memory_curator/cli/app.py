@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import socket
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -289,7 +290,8 @@ def doctor(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None
     """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
     from memory_curator.commands import doctor as doctor_mod
 
-    findings = doctor_mod.diagnose(vault, state_dir, clock=seams.clock)
+    machine = doctor_mod.Machine(seams.clock.now(), env=dict(_env(seams)), hostname=seams.host or socket.gethostname())
+    findings = doctor_mod.diagnose(vault, state_dir, machine, seams.clock)
     report.doctor(findings, as_json)
     if doctor_mod.failed(findings):
         raise click.exceptions.Exit(EXIT_CONFIG)

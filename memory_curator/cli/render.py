@@ -192,7 +192,7 @@ def rules_summary(rules: Rules) -> None:
 def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
     """Watch mode: a log line stamped `now` per action (or notice) on stderr; with --json, one
     JSON object per line per batch on stdout, flushed at once so a pipe sees it live."""
-    from memory_curator.commands.watch import Batch
+    from memory_curator.commands.watch import Swept
 
     console = stderr()
     stamp = iso(now)
@@ -200,7 +200,7 @@ def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
     def line(text: str) -> None:
         console.print(f"{stamp} {text}", highlight=False)
 
-    if not isinstance(item, Batch):
+    if not isinstance(item, Swept):
         line(shown(item.text))
         return
     if not item.worth_reporting:
@@ -392,7 +392,7 @@ def initialised(result: Initialised) -> None:
     lines([*out, f"vault ready: {result.root}"])
 
 
-def schedule_plan(plan: schedule.Plan) -> None:
+def schedule_plan(plan: schedule.JobPlan) -> None:
     """`schedule show`: every file with its full text, every command, the crontab line."""
     from memory_curator.commands.schedule import marker
 

@@ -211,7 +211,7 @@ def check_last_run(root: Path, state: Path, jobs: list[schedule.Installed], mach
     return [*out, Finding("last run", "ok", f"{when}: {how} (log: {log})")]
 
 
-def _failure_fix(last: runlog.Entry, root: Path, machine: Machine) -> str:
+def _failure_fix(last: runlog.RunRecord, root: Path, machine: Machine) -> str:
     if "not permitted" in last.summary.lower() and schedule.protected_location(root, machine.home, machine.system):
         return schedule.fda_fix(sys.executable)
     return "run the same sweep by hand (`memory-curator run --vault …`) and fix what it reports"

@@ -235,32 +235,32 @@ def crontab_without(table: str, job_id: str) -> str:
 
 
 @dataclass(frozen=True)
-class Step:
+class Command:
     argv: tuple[str, ...]
     may_fail: bool = False  # e.g. `launchctl bootout` of a job that is not loaded
 
 
 @dataclass(frozen=True)
-class Plan:
+class JobPlan:
     """Steps `before` the files are written (or removed), then steps `after`."""
 
     platform: str
     job_id: str
     files: tuple[tuple[Path, bytes], ...] = ()
-    before: tuple[Step, ...] = ()
-    after: tuple[Step, ...] = ()
+    before: tuple[Command, ...] = ()
+    after: tuple[Command, ...] = ()
     cron_line: str | None = None
     notes: tuple[str, ...] = ()
     state: Path | None = None  # created by install: the log lives there
 
 
-def install_plan(job: Job, where: str, home: Path, env: dict[str, str], uid: int, linger: bool) -> Plan:
+def install_plan(job: Job, where: str, home: Path, env: dict[str, str], uid: int, linger: bool) -> JobPlan:
     if where == "launchd":
         domain, target = f"gui/{uid}", f"gui/{uid}/{label(job.id)}"
         path = plist_path(home, job.id)
-        before = (Step(("launchctl", "bootout", target), may_fail=True),)  # forget the old job first
-        after = (Step(("launchctl", "enable", target)), Step(("launchctl", "bootstrap", domain, str(path))))
-        return Plan(where, job.id, ((path, plistlib.dumps(plist(job))),), before, after)
+        before = (Command(("launchctl", "bootout", target), may_fail=True),)  # forget the old job first
+        after = (Command(("launchctl", "enable", target)), Command(("launchctl", "bootstrap", domain, str(path))))
+        return JobPlan(where, job.id, ((path, plistlib.dumps(plist(job))),), before, after)
     if where == "systemd":
         folder, timer = unit_dir(home, env), unit_name(job.id, "timer")
         files = (
@@ -268,23 +268,23 @@ def install_plan(job: Job, where: str, home: Path, env: dict[str, str], uid: int
             (folder / timer, timer_unit(job).encode()),
         )
         after = (
-            Step(("systemctl", "--user", "daemon-reload")),
-            Step(("systemctl", "--user", "enable", "--now", timer)),
+            Command(("systemctl", "--user", "daemon-reload")),
+            Command(("systemctl", "--user", "enable", "--now", timer)),
         )
-        return Plan(where, job.id, files, (), after, notes=() if linger else (_linger_note(),))
-    return Plan(where, job.id, cron_line=cron_line(job))
+        return JobPlan(where, job.id, files, (), after, notes=() if linger else (_linger_note(),))
+    return JobPlan(where, job.id, cron_line=cron_line(job))
 
 
-def uninstall_plan(job_id: str, where: str, home: Path, env: dict[str, str], uid: int) -> Plan:
+def uninstall_plan(job_id: str, where: str, home: Path, env: dict[str, str], uid: int) -> JobPlan:
     if where == "launchd":
-        bootout = Step(("launchctl", "bootout", f"gui/{uid}/{label(job_id)}"), may_fail=True)
-        return Plan(where, job_id, ((plist_path(home, job_id), b""),), (bootout,))
+        bootout = Command(("launchctl", "bootout", f"gui/{uid}/{label(job_id)}"), may_fail=True)
+        return JobPlan(where, job_id, ((plist_path(home, job_id), b""),), (bootout,))
     if where == "systemd":
         folder = unit_dir(home, env)
         files = tuple((folder / unit_name(job_id, k), b"") for k in ("timer", "service"))
-        disable = Step(("systemctl", "--user", "disable", "--now", unit_name(job_id, "timer")), may_fail=True)
-        return Plan(where, job_id, files, (disable,), (Step(("systemctl", "--user", "daemon-reload")),))
-    return Plan(where, job_id)
+        disable = Command(("systemctl", "--user", "disable", "--now", unit_name(job_id, "timer")), may_fail=True)
+        return JobPlan(where, job_id, files, (disable,), (Command(("systemctl", "--user", "daemon-reload")),))
+    return JobPlan(where, job_id)
 
 
 def _linger_note() -> str:
@@ -321,7 +321,7 @@ class Applied:
     notes: tuple[str, ...] = ()
 
 
-def install(plan: Plan) -> Applied:
+def install(plan: JobPlan) -> Applied:
     """Idempotent: a re-install replaces this vault's job and leaves everything else alone."""
     if plan.state:
         plan.state.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -337,7 +337,7 @@ def install(plan: Plan) -> Applied:
     return Applied(plan.platform, tuple(events), plan.notes)
 
 
-def uninstall(plan: Plan) -> Applied:
+def uninstall(plan: JobPlan) -> Applied:
     """Removes exactly what `install` made for this vault; nothing at all when nothing is there."""
     if plan.platform == "cron":
         table = read_crontab()
@@ -355,7 +355,7 @@ def uninstall(plan: Plan) -> Applied:
     return Applied(plan.platform, tuple(events + _steps(plan.after)))
 
 
-def _steps(steps: tuple[Step, ...]) -> list[tuple[Did, str]]:
+def _steps(steps: tuple[Command, ...]) -> list[tuple[Did, str]]:
     events: list[tuple[Did, str]] = []
     for step in steps:
         _run(step)
@@ -372,7 +372,7 @@ def _write(path: Path, data: bytes) -> None:
         FILES.replace(path, data, current)
 
 
-def _run(step: Step, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def _run(step: Command, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     program = shutil.which(step.argv[0])
     if program is None:
         raise CuratorError(f"{step.argv[0]}: not found on PATH; choose another scheduler (--cron/--launchd/--systemd)")
@@ -389,7 +389,7 @@ def read_crontab() -> str | None:
     """The user's crontab ('' when there is none yet); None when cron is not installed."""
     if shutil.which("crontab") is None:
         return None
-    proc = _run(Step(("crontab", "-l"), may_fail=True))
+    proc = _run(Command(("crontab", "-l"), may_fail=True))
     if proc.returncode == 0:
         return proc.stdout
     if "no crontab" in proc.stderr.lower():
@@ -398,7 +398,7 @@ def read_crontab() -> str | None:
 
 
 def write_crontab(table: str) -> None:
-    _run(Step(("crontab", "-")), stdin=table)
+    _run(Command(("crontab", "-")), stdin=table)
 
 
 # --- install, show, uninstall on this machine ----------------------------------------------------------
@@ -435,7 +435,7 @@ def fda_fix(python: str) -> str:
     return f"System Settings > Privacy & Security > Full Disk Access: add {os.path.realpath(python)}"
 
 
-def plan_install(root: Path, state_opt: str | None, every: str, forced: str | None, on_change: bool) -> Plan:
+def plan_install(root: Path, state_opt: str | None, every: str, forced: str | None, on_change: bool) -> JobPlan:
     """What `install` and `show` do for this vault on this machine."""
     env, home = dict(os.environ), Path.home()
     where = current_platform(forced)
@@ -458,7 +458,7 @@ def _host_notes(root: Path) -> list[str]:
     return [f"scheduled sweeps here will do nothing: {refusal}"] if refusal else []
 
 
-def plan_uninstall(root: Path, forced: str | None) -> list[Plan]:
+def plan_uninstall(root: Path, forced: str | None) -> list[JobPlan]:
     """One plan per scheduler holding this vault's job (or just the one asked for)."""
     env, home, job_id = dict(os.environ), Path.home(), vault_id(root)
     wheres = [forced] if forced else [found.platform for found in installed(job_id, home, env)]

@@ -64,7 +64,7 @@ class Look:
 
 
 @dataclass
-class Entry:
+class Tracked:
     first_seen: float
     not_before: float
     look: Look | None
@@ -76,14 +76,14 @@ class Tracker:
 
     def __init__(self, settle: float, ceiling: float) -> None:
         self.settle, self.ceiling = settle, ceiling
-        self.entries: dict[str, Entry] = {}
+        self.entries: dict[str, Tracked] = {}
 
     def seen(self, rel: str, now: float, look: Look | None, quiet_for: float = 0.0) -> None:
         """An event (quiet_for 0) or a scan (quiet_for: the file's mtime age) names `rel`."""
         wait = max(self.settle - quiet_for, LOOK_GAP)
         entry = self.entries.get(rel)
         if entry is None:
-            self.entries[rel] = Entry(now, now + wait, look, now)
+            self.entries[rel] = Tracked(now, now + wait, look, now)
             return
         # quiet time restarts with each event, but a file that never goes quiet is looked at by the ceiling
         entry.not_before = min(max(entry.not_before, now + wait), entry.first_seen + self.ceiling)
@@ -113,7 +113,7 @@ class Tracker:
             return "ready"  # past the ceiling an unfinished file goes to the sweep, which flags it
         # changed: a full window again; quiet but not for long enough: the rest of it; unfinished: later
         wait = self.settle - quiet if same and quiet < self.settle else self.settle
-        self.entries[rel] = Entry(entry.first_seen, now + max(wait, LOOK_GAP), look, entry.looked if same else now)
+        self.entries[rel] = Tracked(entry.first_seen, now + max(wait, LOOK_GAP), look, entry.looked if same else now)
         return "wait"
 
 
@@ -158,7 +158,7 @@ class Notice:
 
 
 @dataclass(frozen=True)
-class Batch:
+class Swept:
     """One sweep of files that settled together."""
 
     number: int
@@ -187,7 +187,7 @@ class _Handler(FileSystemEventHandler):
 
 
 class Watcher:
-    """The watch loop. `run()` yields a Batch per sweep and a Notice per message until `stop` is set."""
+    """The watch loop. `run()` yields a Swept per sweep and a Notice per message until `stop` is set."""
 
     def __init__(self, ctx: Context, *, use_judge: bool = True) -> None:
         self.ctx = replace(ctx, root=ctx.root.resolve())  # event paths are real paths on macOS
@@ -218,7 +218,7 @@ class Watcher:
         self.events.put((path, is_dir, self.clock.monotonic()))
         self.bell.ring()
 
-    def run(self) -> Iterator[Batch | Notice]:
+    def run(self) -> Iterator[Swept | Notice]:
         self.inbox.mkdir(parents=True, exist_ok=True)
         observer = self._start_observer()
         try:
@@ -319,7 +319,7 @@ class Watcher:
         """Files written together settle together: gather them so the judge makes one call."""
         return bool(self.ready) and self.clock.monotonic() - self.ready_since >= BATCH_GATHER
 
-    def _sweep(self) -> Iterator[Batch | Notice]:
+    def _sweep(self) -> Iterator[Swept | Notice]:
         # a file that changed while its batch gathered waits again, unless it is overdue: those always change
         batch = {rel: overdue for rel, overdue in self.ready.items() if overdue or rel not in self.tracker.entries}
         for rel in batch:
@@ -348,7 +348,7 @@ class Watcher:
             yield Notice(f"sweep failed: internal error: {sweep.one_line(exc)}")  # the next batch retries
             return
         self.sweeps += 1
-        yield Batch(self.sweeps, result, self.clock.monotonic() - started)
+        yield Swept(self.sweeps, result, self.clock.monotonic() - started)
 
     def _lock_free(self) -> bool:
         """Wait for a scheduled sweep to finish, but stay responsive to a stop."""

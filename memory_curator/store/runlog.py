@@ -74,7 +74,7 @@ def _record(started: dt.datetime, seconds: float, outcome: dict[str, Any]) -> di
 
 
 @dataclass(frozen=True)
-class Entry:
+class RunRecord:
     """One line of the log: a run record, or stray output (a crash before logging started)."""
 
     time: dt.datetime | None
@@ -87,7 +87,7 @@ class Entry:
         return self.stray or self.exit not in (EXIT_OK, EXIT_LOCKED)
 
 
-def entries(path: Path) -> list[Entry]:
+def entries(path: Path) -> list[RunRecord]:
     """The runs in the last part of the log (the rotated generation when the log is empty)."""
     lines = _tail(path) or _tail(path.with_name(path.name + ".1"))
     return [_entry(line) for line in lines if line.strip()]
@@ -105,7 +105,7 @@ def _tail(path: Path) -> list[str]:
     return lines[1:] if size > TAIL_BYTES else lines  # the first line may be cut
 
 
-def _entry(line: str) -> Entry:
+def _entry(line: str) -> RunRecord:
     try:
         record = json.loads(line)
         when = parse_time(record["time"])
@@ -113,8 +113,8 @@ def _entry(line: str) -> Entry:
     except (ValueError, KeyError, TypeError):
         when = None
     if when is None:  # not a line this log wrote
-        return Entry(None, None, line.strip()[:300], stray=True)
-    return Entry(when, code, summarize(record))
+        return RunRecord(None, None, line.strip()[:300], stray=True)
+    return RunRecord(when, code, summarize(record))
 
 
 def summarize(record: dict[str, Any]) -> str:
