@@ -472,6 +472,28 @@ def status(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None
     report.status(status_mod.gather(Context.build(root, state_dir, seams)), as_json)
 
 
+@cli.command()
+@click.option("--agent", metavar="ID", help="Write every candidate as this agent (calls naming another are refused).")
+@VAULT_OPTION
+@STATE_OPTION
+@click.pass_obj
+def mcp(seams: Seams, agent: str | None, vault: str | None, state_dir: str | None) -> None:
+    """Serve this vault to agents over MCP (stdio): submit, check, search, read, status.
+
+    Example, for Claude Code: claude mcp add curator -- memory-curator mcp --vault ~/notes --agent claude
+    """
+    try:
+        from memory_curator.cli import mcp as mcp_server
+    except ImportError as exc:
+        raise CuratorError(f"the mcp command needs the MCP SDK ({exc}): pip install 'memory-curator[mcp]'") from None
+    root = vault_mod.find_root(None, vault)
+    if not (root / names.INBOX).is_dir() and not (root / names.RULES_PATH).is_file():
+        raise CuratorError(
+            f"not a vault: {root} has no {names.INBOX}/ and no {names.RULES_PATH} (run `memory-curator init {root}`)"
+        )
+    mcp_server.serve(Context.build(root, state_dir, seams), agent)
+
+
 @cli.command(name="log")
 @click.option("--since", metavar="WHEN", help="Only actions since then: 30m, 12h, 7d, 2w or a date.")
 @click.option("--file", "file", metavar="PATH", help="One note's history (vault path), e.g. facts/x/y.md.")

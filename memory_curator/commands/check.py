@@ -11,9 +11,10 @@ from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
 from memory_curator.core.decide import Decision, decide, explain
 from memory_curator.core.errors import CuratorError
-from memory_curator.core.facts import gather_facts
+from memory_curator.core.facts import Facts, gather_facts
 from memory_curator.core.names import INBOX, ROOT_AGENT
 from memory_curator.core.notes import render
+from memory_curator.core.rules import Rules
 from memory_curator.index.store import IndexUnavailable
 
 
@@ -50,13 +51,22 @@ def check_file(ctx: Context, path: Path, with_explanation: bool = False) -> dict
 
 
 def check_text(
-    ctx: Context, text: str, origin: str, with_explanation: bool = False, agent: str = ROOT_AGENT
+    ctx: Context,
+    text: str,
+    origin: str,
+    with_explanation: bool = False,
+    agent: str = ROOT_AGENT,
+    with_context: bool = False,
 ) -> dict[str, Any]:
+    """The verdict `text` would get now. `with_context` adds what it was compared with (the
+    note with its key, its nearest notes) and what it lacks to be promoted (MCP's
+    `check_candidate`)."""
     from memory_curator.commands.sweep import one_line
 
     rules = ctx.rules
     note = payload_text(text, origin)
     explanation: list[str] = []
+    candidate, facts = None, None
     try:  # whatever this one candidate raises is its verdict, as a sweep would flag it (design §6)
         candidate = cand.build(note, origin, agent, rules)
         facts = gather_facts(candidate, ctx.querier(ctx, rules), rules.settings)
@@ -80,4 +90,30 @@ def check_text(
     }
     if with_explanation:
         out["explanation"] = explanation
+    if with_context:
+        out["compared_with"] = _compared_with(facts)
+        out["to_promote"] = _to_promote(candidate, decision, rules) if decision.verdict != "promote" else []
     return out
+
+
+def _compared_with(facts: Facts | None) -> dict[str, Any]:
+    if facts is None:
+        return {"existing": None, "neighbours": []}
+    neighbours = [{"path": n.path, "score": round(n.score, 3)} for n in facts.neighbours]
+    return {"existing": facts.existing.path if facts.existing else None, "neighbours": neighbours}
+
+
+def _to_promote(candidate: cand.Candidate | None, decision: Decision, rules: Rules) -> list[str]:
+    """What the candidate lacks, in words an agent can act on: the fields its surface requires,
+    then each promotion criterion not met with the rules file's own condition."""
+    if candidate is None or candidate.note.problem:
+        return [f"fix the note: {candidate.note.problem if candidate else decision.reason}"]
+    if candidate.surface is None:
+        return ["name its surface: a `type` of " + ", ".join(s.type for s in rules.surfaces)]
+    hints = [f"add {name}" for name in candidate.missing]
+    for criterion in rules.criteria:
+        if decision.criteria.get(criterion.name) is True or criterion.name not in decision.criteria:
+            continue
+        how = f": {criterion.passes.text}" if criterion.passes is not None else ""
+        hints.append(f"meet {criterion.name} ({criterion.label}){how}")
+    return hints

@@ -1,0 +1,76 @@
+"""What an agent may ask of the curator besides handing in a candidate: read one durable note,
+and search the index. Both read only; neither takes the sweep lock. `cli/mcp.py` serves them
+(with `submit`, `check` and `status`) over the Model Context Protocol.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_curator.commands.context import Context
+from memory_curator.core.errors import CuratorError
+from memory_curator.core.names import DROPPED, INBOX, printable
+from memory_curator.core.notes import parse, plain
+from memory_curator.store.paths import safe_join
+
+NOTE_MAX_BYTES = 256 * 1024  # a note an agent reads or hands in; bigger is refused, not cut
+SNIPPET_CHARS = 300
+SEARCH_MAX = 50
+
+
+def read_note(ctx: Context, path: str, include_dropped: bool = False) -> dict[str, Any]:
+    """A durable note's frontmatter (as plain JSON values) and body. The path is vault-relative;
+    `..`, absolute paths, symlinks, dot-folders and the inbox are refused (a dropped item only
+    when asked for)."""
+    rel = path.strip().removeprefix("./")
+    parts = rel.split("/")
+    dropped = parts[:2] == [INBOX, DROPPED]
+    if rel.startswith("/") or ".." in parts or "\x00" in rel:
+        raise CuratorError(f'{printable(path)}: not a vault-relative path (no "..", not absolute)')
+    if not rel.endswith(".md"):
+        raise CuratorError(f"{printable(path)}: not a note (a vault-relative path ending in .md)")
+    if any(p.startswith(".") for p in parts if not (dropped and p == DROPPED)) or (parts[0] == INBOX and not dropped):
+        raise CuratorError(f"{printable(path)}: not a durable note (the inbox and dot-folders are not readable)")
+    if dropped and not include_dropped:
+        raise CuratorError(f"{printable(path)}: a dropped item (ask with include_dropped to read it)")
+    full = safe_join(ctx.root, rel)  # `..`, an absolute path or a folder linked out of the vault: refused
+    if full.is_symlink() or not full.is_file():
+        raise CuratorError(f"{printable(path)}: no such note")
+    size = full.stat().st_size
+    if size > NOTE_MAX_BYTES:
+        raise CuratorError(f"{printable(path)}: {size} bytes, over the {NOTE_MAX_BYTES // 1024} KiB a read returns")
+    text = full.read_bytes().decode("utf-8", errors="replace")
+    note = parse(text)
+    return {"path": rel, "frontmatter": plain(note.frontmatter), "body": note.body, "problem": note.problem}
+
+
+def search(
+    ctx: Context,
+    text: str | None = None,
+    key: tuple[str, str] | None = None,
+    name: str | None = None,
+    date: str | None = None,
+    limit: int = 10,
+) -> dict[str, Any]:
+    """One question to the index (as `query` asks it), each answer with a capped snippet."""
+    from memory_curator.index import querier as index
+
+    asked = [text is not None, key is not None, name is not None, date is not None]
+    if sum(asked) != 1:
+        raise CuratorError("ask one thing: text, key (entity and predicate), name or date")
+    if not 1 <= limit <= SEARCH_MAX:
+        raise CuratorError(f"limit {limit}: between 1 and {SEARCH_MAX}")
+    querier = index.open_querier(ctx.root, ctx.rules, ctx.state, ctx.clock)
+    answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit)
+    for row in answer["results"][:limit]:
+        row["snippet"] = _snippet(querier, row["path"])
+    answer["results"] = answer["results"][:limit]
+    return answer
+
+
+def _snippet(querier: Any, path: str) -> str:
+    note = querier.note_at(path)
+    if note is None:
+        return ""
+    flat = " ".join(note.note.body.split())
+    return flat if len(flat) <= SNIPPET_CHARS else flat[: SNIPPET_CHARS - 1] + "…"
