@@ -277,3 +277,31 @@ def test_a_real_stdio_round_trip_then_run_promotes_what_was_handed_in(vault: Pat
     promoted = [a for agent in agents for a in agent["actions"] if a["inbox_path"] == out["inbox_path"]]
     assert [a["verdict"] for a in promoted] == ["promote"]
     assert (vault / "facts/acme/headquarters.md").exists() and not (vault / out["inbox_path"]).exists()
+
+
+def test_sweep_now_is_offered_only_when_the_rules_allow_it(vault: Path, tmp_path: Path) -> None:
+    off = Context.build(vault, str(tmp_path / "state"), Seams(env={}))
+    tools = session(off, None, lambda client: client.list_tools())
+    assert "sweep_now" not in {t.name for t in tools.tools}
+
+    rules = vault / "_meta/inbox-rules.md"
+    text = rules.read_text(encoding="utf-8").replace(
+        "  settle_seconds: 3\n", "  settle_seconds: 0\n  mcp_allow_sweep: true\n"
+    )
+    rules.write_text(text, encoding="utf-8")
+    on = Context.build(vault, str(tmp_path / "state"), Seams(env={}))
+
+    async def hand_in_and_sweep(client: Client) -> tuple[set[str], Any, Any]:
+        names = {t.name for t in (await client.list_tools()).tools}
+        handed = await client.call_tool("submit_candidate", {"markdown": FACT})
+        swept = await client.call_tool("sweep_now", {})
+        return names, handed, swept
+
+    names, handed, swept = session(on, "scout", hand_in_and_sweep)
+    assert names == TOOLS | {"sweep_now"}
+    assert not swept.is_error, swept.content
+    assert [(a["inbox_path"], a["verdict"]) for a in swept.structured_content["actions"]] == [
+        (handed.structured_content["inbox_path"], "promote")
+    ]
+    assert (vault / "facts/acme/headquarters.md").exists()
+    assert "no such agent folder" in error_text(call(on, "sweep_now", server_agent="nobody"))

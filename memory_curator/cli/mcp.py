@@ -9,6 +9,7 @@ A tool's failure is one structured MCP error in the CLI's words, never a traceba
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from importlib import resources
@@ -135,6 +136,14 @@ def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
         and whether the judge is on."""
         return _guard(lambda: _status(ctx))
 
+    if ctx.rules.settings.mcp_allow_sweep:
+
+        @server.tool()
+        def sweep_now(agent: str | None = None) -> dict[str, Any]:
+            """Sweep this agent's inbox folder now (offered only when the rules file's settings say
+            `mcp_allow_sweep: true`); returns what `run --json` prints. Busy: try again later."""
+            return _guard(lambda: _sweep(ctx, who(agent)))
+
     @server.resource("memory-curator://rules", mime_type="text/markdown")
     def rules() -> str:
         """The vault's rules file (_meta/inbox-rules.md): surfaces, drop rules, criteria."""
@@ -163,6 +172,20 @@ def _text(markdown: str | None, fields: dict[str, Any] | None, body: str) -> str
 def _submit(ctx: Context, text: str, agent: str) -> Submitted:
     done = submit_mod.submit(ctx, text, ORIGIN, agent, with_check=True)
     return {"inbox_path": done.inbox_path, "agent_id": done.agent_id, "check": done.check}  # type: ignore[typeddict-item]
+
+
+def _sweep(ctx: Context, agent: str) -> dict[str, Any]:
+    """One sweep of the agent's folder, under the lock for this call only (never waiting for it)."""
+    from memory_curator.commands import sweep
+    from memory_curator.core.names import INBOX
+
+    fresh = dataclasses.replace(ctx)  # the rules as they are now
+    if not fresh.rules.settings.mcp_allow_sweep:
+        raise CuratorError("sweep_now is off: the rules file's settings no longer say mcp_allow_sweep: true")
+    folder = fresh.root / INBOX / agent
+    if not folder.is_dir():
+        raise CuratorError(f"{INBOX}/{agent}/: no such agent folder (nothing handed in yet)")
+    return sweep.run(fresh, folder, sweep.Options()).to_json()
 
 
 def _status(ctx: Context) -> dict[str, Any]:

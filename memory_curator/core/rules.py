@@ -86,6 +86,7 @@ class Settings:
     neighbours: int = 5
     reconcile_seconds: float = 300.0
     curator_host: str | None = None
+    mcp_allow_sweep: bool = False  # `memory-curator mcp` offers agents `sweep_now` (docs/mcp.md)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
 
 
