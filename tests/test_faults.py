@@ -16,7 +16,9 @@ from safety_kit import KINDS, FaultyOS, assert_conserved, assert_nothing_lost, n
 
 from memory_curator.commands import sweep
 from memory_curator.commands.context import Context, Seams
+from memory_curator.index.store import Index, IndexUnavailable
 from memory_curator.store import journal as journal_mod
+from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.writer import Files
 
 pytestmark = pytest.mark.slow  # each case sweeps a populated vault twice, ~1-3 s: run by .ci/run, not by default
@@ -51,9 +53,11 @@ def _sweep(root: Path, state: Path, os_module: object = os) -> sweep.SweepResult
 def _fresh(template: tuple[Path, dict[str, str]], where: Path) -> tuple[Path, Path]:
     if where.exists():
         shutil.rmtree(where)
-    root = where / "vault"
+    root, state = where / "vault", where / "state"
     shutil.copytree(template[0], root, symlinks=True)
-    return root, where / "state"
+    state.mkdir()
+    Index(root, load_for_vault(root), state).refresh()  # built first: the faults land in the sweep's own writes
+    return root, state
 
 
 def _calls(template: tuple[Path, dict[str, str]], where: Path, op: str) -> int:
@@ -116,3 +120,16 @@ def test_a_target_folder_linked_out_of_the_vault_fails_that_candidate_only(templ
     assert "leaves the vault" in result.errors[0].error
     assert list(outside.iterdir()) == []
     assert result.totals()["processed"] == len(KINDS) - 1
+
+
+def test_a_disk_failing_while_the_index_is_built_stops_the_sweep_in_one_line_and_moves_nothing(
+    template, tmp_path: Path
+) -> None:
+    """The index is the one thing every candidate needs: when it cannot be built (here its
+    fsync fails), the sweep stops before deciding anything, and says why."""
+    root = tmp_path / "vault"
+    shutil.copytree(template[0], root, symlinks=True)
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    with pytest.raises(IndexUnavailable, match=r"cannot build the index: .*Input/output error"):
+        _sweep(root, tmp_path / "state", FaultyOS("fsync", 1, ERRORS["EIO"], sticky=True))
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
