@@ -83,4 +83,4 @@ def test_init_never_overwrites_rules(tmp_path: Path, invoke) -> None:
     assert result.exit_code == 0
     assert "kept existing" in result.output
     assert (root / "_meta/inbox-rules.md").read_bytes().endswith(b"\nmine\n")
-    assert (root / "_inbox").is_dir() and (root / "facts").is_dir()
+    assert (root / "_inbox").is_dir() and not (root / "facts").exists()  # surface folders come with their first note

@@ -117,14 +117,14 @@ CASES = [
         {k: v for k, v in FACT.items() if k != "value"},
         "needs_review",
         "facts/copilot/data-handling.md",
-        "not specific (missing value)",
+        "not specific (missing required fields for facts: value)",
     ),
     (
         "not specific: no entity",
         {k: v for k, v in FACT.items() if k != "entity"},
         "needs_review",
         None,
-        "not specific (missing entity)",
+        "not specific (missing required fields for facts: entity)",
     ),
     (
         "ephemeral is not future-useful",

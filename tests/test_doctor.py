@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -270,3 +271,26 @@ def test_missing_rules_file_is_a_warning_and_defaults_apply(vault: Path) -> None
     found = diagnose(vault)
     assert problems(found) == []
     assert warnings(found)["rules"] == "no _meta/inbox-rules.md: the shipped default rules apply"
+
+
+@pytest.mark.parametrize("flag", ["--systemd", "--launchd"])
+def test_problem_installed_but_not_active(vault: Path, fakes: Fakes, invoke, flag: str) -> None:
+    """The files are there but the scheduler does not run the job: doctor asks it, and says how to fix it."""
+    assert invoke("schedule", "install", flag, "--vault", str(vault)).exit_code == 0
+    assert problems(diagnose(vault)) == []
+    job = vault_id(vault)
+    if flag == "--systemd":
+        timer = f"memory-curator-{job}.timer"
+        subprocess.run(["systemctl", "--user", "disable", "--now", timer], check=True)
+        message = f"systemd: {timer} is disabled, inactive: nothing runs the sweeps"
+        fix = f"systemctl --user enable --now {timer} (or memory-curator schedule install)"
+    else:
+        target = f"gui/{os.getuid()}/org.memory-curator.sweep.{job}"
+        subprocess.run(["launchctl", "bootout", target], check=True)
+        message = f"launchd: {target} is not loaded: nothing runs the sweeps"
+        plist = schedule.plist_path(Path.home(), job)
+        fix = f"launchctl bootstrap gui/{os.getuid()} {plist} (or memory-curator schedule install)"
+    found = only_problem(diagnose(vault), "schedule")
+    assert (found.message, found.fix) == (message, fix)
+    result = invoke("doctor", "--vault", str(vault), clock=FixedClock(NOW))
+    assert result.exit_code == 1 and f"PROBLEM schedule: {message}" in result.output

@@ -536,3 +536,41 @@ def test_a_rebuilt_index_is_put_in_place_with_the_writers_recipe(vault: Path, tm
     index.rebuild()
     assert spy.calls[-2:] == [f"fsync {ix.FILE_NAME}.building-{os.getpid()}", "fsync folder"]
     assert index.count() > 0 and not list(state.glob("*.building-*"))
+
+
+def test_a_build_that_reads_more_than_a_few_hundred_notes_shows_a_bar_and_a_small_one_does_not(
+    tmp_path: Path,
+) -> None:
+    """The context's bar (stderr, terminal only) advances to the number of notes read; a vault
+    of a few notes builds without one."""
+    import contextlib
+    from collections.abc import Iterator
+
+    shown: list[tuple[int, int]] = []
+
+    @contextlib.contextmanager
+    def bar(total: int) -> Iterator[Callable[[int], None]]:
+        done = [0]
+        yield lambda n: done.__setitem__(0, done[0] + n)
+        shown.append((total, done[0]))
+
+    root = tmp_path / "vault"
+    (root / "notes").mkdir(parents=True)
+    for n in range(ix.PROGRESS_NOTES + 50):
+        (root / "notes" / f"n{n}.md").write_text(f"---\ntitle: Note {n}\n---\nbody {n}\n", encoding="utf-8")
+    rules = load_for_vault(root)
+    (tmp_path / "s1").mkdir()
+    ix.Index(root, rules, tmp_path / "s1", FixedClock(NOW), progress=bar).rebuild()
+    assert shown == [(ix.PROGRESS_NOTES + 50, ix.PROGRESS_NOTES + 50)]
+    for n in range(ix.PROGRESS_NOTES + 1, ix.PROGRESS_NOTES + 50):
+        (root / "notes" / f"n{n}.md").unlink()
+    shown.clear()
+    (tmp_path / "s2").mkdir()
+    ix.Index(root, rules, tmp_path / "s2", FixedClock(NOW), progress=bar).rebuild()
+    assert shown == [(ix.PROGRESS_NOTES + 1, ix.PROGRESS_NOTES + 1)]
+    for n in range(50, ix.PROGRESS_NOTES + 1):
+        (root / "notes" / f"n{n}.md").unlink()
+    shown.clear()
+    (tmp_path / "s3").mkdir()
+    ix.Index(root, rules, tmp_path / "s3", FixedClock(NOW), progress=bar).rebuild()
+    assert shown == [], "50 notes: no bar"

@@ -16,6 +16,7 @@ from typing import Any
 import click
 import pytest
 from click.testing import CliRunner, Result
+from fake_schedulers import install_fakes
 from loop_kit import INSIGHT
 from test_result_contract import TOTAL_KEYS, check_agent
 
@@ -84,6 +85,7 @@ CASES: dict[str, tuple[Callable[[Vault], list[str]], str | None, type]] = {
     "query": (lambda v: ["--slug", "Ada Lovelace", *v.where], None, dict),
     "resolve": (lambda v: [candidate(v, "r.md"), "--promote", "--by", "tester", *v.where], None, dict),
     "restore": (lambda v: [v.dropped(), "--by", "tester", *v.where], None, dict),
+    "schedule status": (lambda v: ["--vault", str(v.root)], None, dict),
     "status": (lambda v: [*v.where], None, dict),
     "submit": (lambda v: ["-", "--agent", "bot", "--vault", str(v.root)], SUBMITTED, dict),
     "undo": (undoable, None, dict),
@@ -108,7 +110,8 @@ def test_every_json_command_has_a_case() -> None:
 
 
 @pytest.fixture
-def env(vault: Path, tmp_path: Path, write_candidate: Callable[..., Path]) -> Vault:
+def env(vault: Path, tmp_path: Path, write_candidate: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> Vault:
+    install_fakes(tmp_path / "fakes", monkeypatch)  # `status`, `doctor`, `schedule status` ask the schedulers
     return Vault(vault, tmp_path / "state", write_candidate)
 
 

@@ -543,11 +543,16 @@ def test_no_key_never_imports_the_sdk(vault: Path, write_candidate, tmp_path: Pa
 
 
 def test_bad_settings_are_one_line_errors(judged) -> None:
+    """A bad --judge-set is a usage error (exit 2), found before the sweep starts (issue 18)."""
     judged.candidates(1)
     for args, code, text in [
-        (["--judge-set", "chunk_size=many"], 1, "--judge-set chunk_size='many': must be an integer"),
-        (["--judge-set", "colour=blue"], 1, "--judge-set colour: unknown judge setting"),
-        (["--judge-set", "chunk_size=0"], 1, "judge setting chunk_size: must be at least 1"),
+        (
+            ["--judge-set", "chunk_size=many"],
+            2,
+            "Invalid value for '--judge-set': chunk_size='many': must be an integer",
+        ),
+        (["--judge-set", "colour=blue"], 2, "Invalid value for '--judge-set': colour: unknown judge setting"),
+        (["--judge-set", "chunk_size=0"], 2, "judge setting chunk_size: must be at least 1"),
         (["--judge-set", "novalue"], 2, "expected NAME=VALUE"),
     ]:
         proc = subprocess.run(

@@ -69,7 +69,7 @@ def test_a_second_sweep_exits_75_with_one_line(big, tmp_path: Path) -> None:
         proc = _start(root, state)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 75
-    assert out == ""
+    assert json.loads(out)["error"]["code"] == 75  # --json: the error object on stdout too
     assert err.count("\n") == 1 and err.startswith("memory-curator: another sweep holds the lock")
     assert f"pid {os.getpid()}" in err
     assert normalized(root) == before
@@ -83,7 +83,7 @@ def test_two_sweeps_started_at_once_one_runs_one_exits_75(big, tmp_path: Path) -
     assert codes == [0, 75], outs
     winner, loser = sorted(zip(procs, outs, strict=True), key=lambda po: po[0].returncode)
     assert json.loads(winner[1][0])["processed"] == BIG
-    assert loser[1][0] == "" and loser[1][1].count("\n") == 1
+    assert json.loads(loser[1][0])["error"]["code"] == 75 and loser[1][1].count("\n") == 1
     assert normalized(root) == big[2], "the end state is one sweep's"
     assert_conserved(root, big[1], state)
 

@@ -165,7 +165,7 @@ def test_resolve_refusals_are_one_line_errors(vault: Path, invoke, write_candida
     before = snapshot(vault)
     cases = [
         (["resolve", str(memo), "--surface", "research"], 1, "missing required fields for research: topic"),
-        (["resolve", str(memo), "--promote"], 1, "its surface cannot be inferred"),
+        (["resolve", str(memo), "--promote"], 1, "the surface cannot be inferred"),
         (["resolve", str(ada), "--patch", "decisions/keep-notes-in-markdown.md"], 1, "written by a person"),
         (["resolve", str(ada), "--patch", "persons/nobody.md"], 1, "persons/nobody.md: no such note"),
         (["resolve", str(ada), "--patch", "_inbox/agent-a/memo.md"], 1, "not a durable note"),

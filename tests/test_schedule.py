@@ -113,13 +113,16 @@ def test_every_on_calendar_fires_at_its_interval() -> None:
 
 
 def test_platform_choice_is_pure_and_forceable() -> None:
-    assert schedule.choose_platform(None, "Darwin", False) == "launchd"
-    assert schedule.choose_platform(None, "Darwin", True) == "launchd"
-    assert schedule.choose_platform(None, "Linux", True) == "systemd"
-    assert schedule.choose_platform(None, "Linux", False) == "cron"
-    assert schedule.choose_platform(None, "FreeBSD", False) == "cron"
-    assert schedule.choose_platform("launchd", "Linux", True) == "launchd"
-    assert schedule.choose_platform("cron", "Darwin", False) == "cron"
+    works = {"launchd": None, "systemd": None, "cron": None}
+    no_bus = {**works, "systemd": "no bus"}
+    assert schedule.choose_platform(None, "Darwin", works) == "launchd"
+    assert schedule.choose_platform(None, "Darwin", {**works, "launchd": "no launchctl"}) == "cron"
+    assert schedule.choose_platform(None, "Linux", works) == "systemd"
+    assert schedule.choose_platform(None, "Linux", no_bus) == "cron"
+    assert schedule.choose_platform(None, "FreeBSD", {**no_bus, "launchd": "macOS only"}) == "cron"
+    assert schedule.choose_platform(None, "Linux", {**no_bus, "cron": "no crontab"}) is None
+    assert schedule.choose_platform("launchd", "Linux", no_bus) == "launchd"
+    assert schedule.choose_platform("cron", "Darwin", {}) == "cron"
 
 
 def test_the_uncreated_state_folder_is_the_one_sweeps_use(vault: Path, tmp_path: Path) -> None:
@@ -269,9 +272,9 @@ def test_a_scheduler_failure_is_one_line(vault: Path, fakes: Fakes, capsys, monk
     monkeypatch.setenv("FAKE_FAIL", "systemctl")
     code, err = fail(capsys, "schedule", "install", "--systemd", "--vault", str(vault))
     assert code == 1
-    assert (
-        err
-        == "memory-curator: `systemctl --user daemon-reload` failed (1): Failed to connect to bus: No medium found\n"
+    assert err == (
+        "memory-curator: `systemctl --user daemon-reload` failed (1): Failed to connect to bus: No medium found; "
+        "nothing installed (rolled back)\n"
     )
 
 
@@ -496,3 +499,156 @@ def test_protected_locations() -> None:
     assert protected(home / "Documents/vault", home, "Linux") is None
     note = schedule.fda_note(home / "Documents/v", sys.executable, home, "Darwin")
     assert note is not None and os.path.realpath(sys.executable) in note and "Full Disk Access" in note
+
+
+# --- which scheduler works here; an install that fails leaves nothing (issue 18) ---------------------
+
+
+def tree(folder: Path) -> list[str]:
+    """Every file and folder under `folder`: what "nothing written" compares."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+@pytest.fixture
+def alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fakes:
+    """Only the fakes on PATH: this machine's own systemctl or crontab is never found."""
+    return install_fakes(tmp_path / "fakes", monkeypatch, alone=True)
+
+
+def test_detect_picks_the_scheduler_that_works_here(vault: Path, alone: Fakes, monkeypatch) -> None:
+    assert schedule.available("Linux") == {
+        "launchd": "launchd is macOS only",
+        "systemd": None,
+        "cron": None,
+    }
+    assert schedule.choose_platform(None, "Linux", schedule.available("Linux")) == "systemd"
+    monkeypatch.setenv("FAKE_FAIL", "systemctl")  # no user bus (an SSH session, a container)
+    found = schedule.available("Linux")
+    assert (
+        found["systemd"] == "`systemctl --user` cannot reach a user manager (Failed to connect to bus: No medium found)"
+    )
+    assert schedule.choose_platform(None, "Linux", found) == "cron"
+    alone.remove("crontab")
+    found = schedule.available("Linux")
+    assert found["cron"] == "no crontab on PATH"
+    assert schedule.choose_platform(None, "Linux", found) is None
+    assert schedule.choose_platform("cron", "Linux", found) == "cron", "a flag forces one"
+    assert schedule.choose_platform(None, "Darwin", {"launchd": None, "systemd": None, "cron": None}) == "launchd"
+
+
+def test_nothing_available_show_and_install_point_to_watch(
+    vault: Path, alone: Fakes, invoke, capsys, monkeypatch
+) -> None:
+    alone.remove("crontab", "launchctl")
+    monkeypatch.setenv("FAKE_FAIL", "systemctl")
+    home = Path.home()
+    before = tree(home)
+
+    shown = invoke("schedule", "show", "--vault", str(vault))
+    assert shown.exit_code == 0, shown.output
+    first = shown.output.splitlines()[0]
+    assert first.startswith("no scheduler works here (launchd is macOS only; `systemctl --user` cannot reach")
+    assert "no crontab on PATH" in first and "memory-curator watch" in first
+    assert f"--vault {vault}" in shown.output, "a ready unit that runs `watch` for this vault"
+
+    code, err = fail(capsys, "schedule", "install", "--vault", str(vault))
+    assert code == 1
+    assert len(err.splitlines()) == 1 and "no scheduler works here" in err and "memory-curator watch" in err
+    assert tree(home) == before, "nothing written, not even the state folder"
+    assert [call for call in alone.calls() if "show-environment" not in call] == [], "only asked, never changed"
+
+
+@pytest.mark.parametrize(
+    ("flag", "failing"),
+    [
+        ("--systemd", "systemctl"),  # no user bus: daemon-reload fails after the units are written
+        ("--systemd", "systemctl --user enable"),  # half-way: reloaded, then enabling fails
+        ("--launchd", "launchctl bootstrap"),
+    ],
+)
+def test_an_install_failing_half_way_leaves_nothing(
+    vault: Path, alone: Fakes, invoke, capsys, monkeypatch, flag: str, failing: str
+) -> None:
+    home = Path.home()
+    before = tree(home)
+    monkeypatch.setenv("FAKE_FAIL", failing)
+    code, err = fail(capsys, "schedule", "install", flag, "--vault", str(vault))
+    assert code == 1
+    assert len(err.splitlines()) == 1 and "Failed to connect to bus" in err and "nothing installed" in err
+    assert tree(home) == before, "no unit, no plist, no state folder left"
+    monkeypatch.delenv("FAKE_FAIL")
+    assert alone.loaded() == [], "nothing half-registered with the scheduler"
+
+    data = json.loads(invoke("status", "--vault", str(vault), "--json").output)["data"]["schedule"]
+    assert data["installed"] is False and data["jobs"] == []
+    assert "schedule: not installed" in invoke("status", "--vault", str(vault)).output
+    doctor = invoke("doctor", "--vault", str(vault)).output
+    assert "ok      schedule" not in doctor and "warn    schedule: no scheduled sweep of this vault" in doctor
+
+
+def test_a_failed_reinstall_puts_the_old_job_back(vault: Path, alone: Fakes, invoke, capsys, monkeypatch) -> None:
+    assert invoke("schedule", "install", "--systemd", "--vault", str(vault)).exit_code == 0
+    units = Path(os.environ["XDG_CONFIG_HOME"]) / "systemd/user"
+    old = snapshot(units)
+    monkeypatch.setenv("FAKE_FAIL", "systemctl --user enable")
+    code, err = fail(capsys, "schedule", "install", "--systemd", "--every", "1h", "--vault", str(vault))
+    assert code == 1 and "the previous job is back" in err
+    assert snapshot(units) == old
+
+
+def test_uninstall_of_nothing_exits_0(vault: Path, alone: Fakes, invoke, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_FAIL", "systemctl")
+    assert fail(capsys, "schedule", "install", "--systemd", "--vault", str(vault))[0] == 1
+    for flags in ([], ["--systemd"], ["--cron"], ["--launchd"]):
+        result = invoke("schedule", "uninstall", *flags, "--vault", str(vault))
+        assert result.exit_code == 0, result.output
+        assert result.output == f"no scheduled sweep of {vault} found\n"
+    alone.remove("crontab", "systemctl", "launchctl")
+    assert invoke("schedule", "uninstall", "--vault", str(vault)).exit_code == 0
+
+
+def test_left_over_units_without_a_user_bus_are_not_called_scheduled(
+    vault: Path, alone: Fakes, invoke, monkeypatch
+) -> None:
+    """The issue's machine: unit files an older version left while `systemctl --user` fails."""
+    assert invoke("schedule", "install", "--systemd", "--vault", str(vault)).exit_code == 0
+    monkeypatch.setenv("FAKE_FAIL", "systemctl")
+    text = invoke("status", "--vault", str(vault)).output
+    assert "schedule: systemd every 15 min;" not in text
+    assert "systemd every 15 min: cannot ask systemd" in text
+    doctor = invoke("doctor", "--vault", str(vault))
+    assert doctor.exit_code == 1
+    assert "PROBLEM schedule: systemd: cannot ask `systemctl --user` whether the timer runs" in doctor.output
+
+    units = Path(os.environ["XDG_CONFIG_HOME"]) / "systemd/user"
+    result = invoke("schedule", "uninstall", "--vault", str(vault))
+    assert result.exit_code == 0, result.output
+    assert list(units.iterdir()) == []
+
+
+def test_schedule_status_asks_the_scheduler(vault: Path, alone: Fakes, invoke) -> None:
+    assert json.loads(invoke("schedule", "status", "--vault", str(vault), "--json").output) == {
+        "version": 1,
+        "command": "schedule status",
+        "data": {
+            "installed": False,
+            "jobs": [],
+            "available": {"launchd": "launchd is macOS only", "systemd": None, "cron": None},
+            "choice": "systemd",
+        },
+    }
+    assert invoke("schedule", "install", "--systemd", "--vault", str(vault)).exit_code == 0
+    alone.last_trigger("Mon 2026-11-30 11:45:00 UTC")
+    data = json.loads(invoke("schedule", "status", "--vault", str(vault), "--json").output)["data"]
+    (job,) = data["jobs"]
+    timer = f"memory-curator-{vault_id(vault)}.timer"
+    assert job["platform"] == "systemd" and job["every_seconds"] == 900
+    assert (job["loaded"], job["state"], job["last_ran"]) == (True, "enabled, active", "Mon 2026-11-30 11:45:00 UTC")
+    assert f"systemctl --user is-enabled {timer}" in alone.calls()
+    assert f"systemctl --user is-active {timer}" in alone.calls()
+    text = invoke("schedule", "status", "--vault", str(vault)).output
+    assert "systemd every 15 min: enabled, active; last ran Mon 2026-11-30 11:45:00 UTC" in text
+
+    subprocess.run(["systemctl", "--user", "disable", "--now", timer], check=True)
+    (job,) = json.loads(invoke("schedule", "status", "--vault", str(vault), "--json").output)["data"]["jobs"]
+    assert (job["loaded"], job["state"]) == (False, "disabled, inactive")

@@ -37,6 +37,7 @@ STATUS_KEYS = [
     "schedule",
     "lock",
     "journal",
+    "rules",
 ]
 SWEEP_KEYS = ["run", "started", "seconds", "processed", "promoted", "patched", "dropped", "needs_review", "errors"]
 ENTRY_KEYS = ["time", "run", "seq", "verdict", "inbox_path", "path", "reason", "rule", "status", "undone_by"]
@@ -197,7 +198,7 @@ def test_log_since(vault: Path, invoke, write_candidate, capsys) -> None:
     assert log(invoke, vault, "--since", "1h")["count"] == total
     assert log(invoke, vault, "--since", "2099-01-01")["count"] == 0
     code, err = fail(capsys, "log", "--vault", str(vault), "--since", "yesterday-ish")
-    assert code == 1 and "--since 'yesterday-ish': use 30m, 12h, 7d, 2w, or a date like 2026-11-01" in err
+    assert code == 2 and "'--since': 'yesterday-ish': use 30m, 12h, 7d, 2w, or a date like 2026-11-01" in err
 
 
 def test_long_sweeps_tick_a_progress_bar_short_ones_do_not(vault: Path, write_candidate) -> None:
@@ -231,7 +232,16 @@ def test_status_shows_an_installed_schedule_and_its_last_run(vault: Path, invoke
     assert invoke("schedule", "install", "--cron", "--every", "30m", "--vault", str(vault)).exit_code == 0
     data = status(invoke, vault)
     assert data["schedule"]["installed"] is True
-    assert data["schedule"]["jobs"] == [{"platform": "cron", "where": "crontab", "every_seconds": 1800}]
+    assert data["schedule"]["jobs"] == [
+        {
+            "platform": "cron",
+            "where": "crontab",
+            "every_seconds": 1800,
+            "loaded": True,
+            "state": "in the crontab",
+            "last_ran": None,
+        }
+    ]
     log_file = Path(data["state_dir"]) / "sweeps.log"
     assert invoke("run", "--vault", str(vault), "--log-file", str(log_file)).exit_code == 0
     last = status(invoke, vault)["schedule"]["last_run"]

@@ -105,7 +105,7 @@ def test_bad_input_is_one_line(vault: Path, capsys, tmp_path: Path) -> None:
     code, err = fail(capsys, "submit", "--vault", str(vault), str(bad_yaml))
     assert code == 1 and f"memory-curator: {bad_yaml}: the frontmatter does not parse" in err
     code, err = fail(capsys, "submit", "--vault", str(vault), "--agent", "../up", str(bad_yaml))
-    assert code == 1 and "agent id '../up'" in err
+    assert code == 2 and "agent id '../up'" in err  # a bad option value: a usage error (issue 18)
     code, err = fail(capsys, "submit", "--vault", str(vault), str(tmp_path / "missing.md"))
     assert code == 1 and "missing.md: no such file" in err
 

@@ -6,12 +6,14 @@ no tracebacks."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import os
 import socket
 import sys
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -31,6 +33,7 @@ from memory_curator.core.errors import (
     EXIT_USAGE,
     CuratorError,
     OtherHost,
+    RulesError,
 )
 from memory_curator.core.result import SweepResult
 from memory_curator.store import paths as vault_mod
@@ -52,15 +55,20 @@ def cli(ctx: click.Context) -> None:
     """Keep an Obsidian-style vault clean while AI agents write into it."""
     if not isinstance(ctx.obj, Seams):  # what every command takes from the world; tests pass their own
         ctx.obj = Seams() if ctx.obj is None else Seams(clock=ctx.obj)  # a bare clock: the rest real
+        if sys.stderr.isatty():  # a long index build shows a bar there; stdout stays clean for --json
+            ctx.obj = dataclasses.replace(ctx.obj, progress=report.index_progress)
 
 
 @cli.command()
-@click.argument("vault", required=False, type=click.Path(file_okay=False))
-def init(vault: str | None) -> None:
-    """Create _meta/inbox-rules.md (never overwritten) and the vault's folders."""
+@click.argument("folder", required=False, type=click.Path(file_okay=False))
+@click.option("--vault", "vault", type=click.Path(file_okay=False), help="The vault folder (the same as FOLDER).")
+def init(folder: str | None, vault: str | None) -> None:
+    """Make FOLDER (default: here) a vault: _meta/inbox-rules.md (never overwritten) and _inbox/."""
     from memory_curator.commands.init import init_vault
 
-    report.initialised(init_vault(Path(vault or ".")))
+    if folder is not None and vault is not None:
+        raise click.UsageError("give the folder once: FOLDER or --vault FOLDER")
+    report.initialised(init_vault(Path(folder or vault or ".")))
 
 
 @cli.command()
@@ -69,6 +77,13 @@ def init(vault: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
 @click.option("--wait", is_flag=True, help=f"Wait for another sweep to finish instead of exiting {EXIT_LOCKED}.")
+@click.option(
+    "--settle",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="Take files unchanged for SECONDS as settled (instead of the rules' settle_seconds); "
+    "0: every file is complete (files you copied in yourself).",
+)
 @click.option(
     "--judge-set",
     "judge_set",
@@ -93,13 +108,14 @@ def run(
     as_json: bool,
     no_judge: bool,
     wait: bool,
+    settle: float | None,
     judge_set: tuple[tuple[str, str], ...],
     vault: str | None,
     state_dir: str | None,
     log_file: str | None,
 ) -> None:
     """Sweep one agent folder (PATH) or the whole _inbox/."""
-    options = sweep.Options(dry_run=dry_run, use_judge=not no_judge, wait=wait, judge_settings=judge_set)
+    options = sweep.Options(dry_run=dry_run, use_judge=not no_judge, wait=wait, judge_settings=judge_set, settle=settle)
     if not as_json and not log_file and sys.stdout.isatty():  # a bar only on a terminal
         options = dataclasses.replace(options, progress=report.progress)
     if log_file:  # a scheduled sweep: the outcome (or why there was none) goes to the log, not stdout
@@ -120,9 +136,61 @@ def _pairs(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     for value in values:
         name, sep, setting = value.partition("=")
         if not sep or not name.strip():
-            raise click.BadParameter(f"{value!r}: expected NAME=VALUE", param_hint="--judge-set")
+            raise click.BadParameter(f"{value!r}: expected NAME=VALUE")
         pairs.append((name.strip(), setting))
+    if pairs:  # known names and usable values, checked against the defaults: a bad one is a usage error
+        from memory_curator.judge import client
+
+        try:
+            client.resolve_settings(rules_mod.JudgeSettings(), pairs, env={})
+        except CuratorError as exc:
+            raise click.BadParameter(str(exc).removeprefix("--judge-set ")) from None
     return tuple(pairs)
+
+
+def _checked(check: Callable[[str], object]) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    """A click callback: `check(value)` raising CuratorError (the domain's own wording) makes the
+    value a usage error (exit 2), reported before the command touches anything."""
+
+    def callback(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            check(value)
+        except CuratorError as exc:
+            flag = next(iter(getattr(param, "opts", [])), "")
+            raise click.BadParameter(str(exc).removeprefix(f"{flag} ")) from None
+        return value
+
+    return callback
+
+
+def _since_check(text: str) -> None:
+    from memory_curator.commands import log as decision_log
+
+    decision_log.parse_since(text, SystemClock().now())
+
+
+def _agent_check(text: str) -> None:
+    from memory_curator.commands import submit as submit_mod
+
+    submit_mod.agent_name(text)
+
+
+def _every_check(text: str) -> None:
+    from memory_curator.commands import schedule
+
+    schedule.parse_every(text)
+
+
+def _day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """--date: a calendar day, given as YYYY-MM-DD (normalised, so the index's `day` matches)."""
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value.strip()).isoformat()
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: use a date like 2026-11-01") from None
 
 
 def _env(seams: Seams) -> Mapping[str, str]:
@@ -169,7 +237,7 @@ def check(seams: Seams, file: str, as_json: bool, explain: bool, vault: str | No
     else:
         target = Path(file)
         if not target.is_file():
-            raise CuratorError(f"{file}: no such file")
+            raise CuratorError(f"{file}: no such file", file=file)
         root = vault_mod.find_root(target.parent, vault)
         data = checking.check_file(Context.build(root, None, seams), target, explain)
     report.check(data, as_json)
@@ -209,18 +277,26 @@ def rules_check(file: str | None, vault: str | None) -> None:
         root = vault_mod.find_root(None, vault)
         found = rules_file.vault_rules_file(root)  # a broken symlink or a FIFO is named by `load`, not "no file"
         if found is None:
-            raise CuratorError(f"{root / names.RULES_PATH}: no rules file (run `memory-curator init`)")
+            missing = root / names.RULES_PATH
+            raise CuratorError(f"{missing}: no rules file (run `memory-curator init`)", file=missing)
         path = found
     else:
         path = Path(file)
-    report.rules_summary(rules_file.load(path))
+    try:
+        rules = rules_file.load(path)
+    except RulesError as exc:
+        if len(exc.problems) == 1:
+            raise
+        report.rules_problems(exc.problems)  # every problem of the one pass, one line each
+        raise click.exceptions.Exit(exc.exit_code) from None
+    report.rules_summary(rules)
 
 
 def _scheduler_flags(func: Callable[..., None]) -> Callable[..., None]:
     flags = [
         click.option("--launchd", "platform", flag_value="launchd", help="launchd (default on macOS)."),
-        click.option("--systemd", "platform", flag_value="systemd", help="systemd user timer (default with systemd)."),
-        click.option("--cron", "platform", flag_value="cron", help="cron (default elsewhere)."),
+        click.option("--systemd", "platform", flag_value="systemd", help="systemd user timer (default if reachable)."),
+        click.option("--cron", "platform", flag_value="cron", help="cron (default elsewhere, if installed)."),
     ]
     for flag in reversed(flags):
         func = flag(func)
@@ -229,7 +305,13 @@ def _scheduler_flags(func: Callable[..., None]) -> Callable[..., None]:
 
 def _job_options(func: Callable[..., None]) -> Callable[..., None]:
     options: list[Callable[[Callable[..., None]], Callable[..., None]]] = [
-        click.option("--every", default="15m", show_default=True, help="How often (e.g. 5m, 30m, 2h, 1d)."),
+        click.option(
+            "--every",
+            default="15m",
+            show_default=True,
+            callback=_checked(_every_check),
+            help="How often (e.g. 5m, 30m, 2h, 1d).",
+        ),
         click.option("--on-change", is_flag=True, help="launchd: also sweep when the inbox changes (WatchPaths)."),
         _scheduler_flags,
         VAULT_OPTION,
@@ -242,7 +324,7 @@ def _job_options(func: Callable[..., None]) -> Callable[..., None]:
 
 @cli.group(name="schedule")
 def schedule_group() -> None:
-    """Scheduled sweeps of one vault: launchd, a systemd user timer, or cron."""
+    """Scheduled sweeps of one vault: launchd, a systemd user timer, or cron (the first that works here)."""
 
 
 @schedule_group.command(name="install")
@@ -264,6 +346,17 @@ def schedule_show(every: str, on_change: bool, platform: str | None, vault: str 
     from memory_curator.commands import schedule
 
     report.schedule_plan(schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change))
+
+
+@schedule_group.command(name="status")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@VAULT_OPTION
+@STATE_OPTION
+def schedule_status(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+    """Ask the scheduler itself whether this vault's sweep is loaded, and when it last ran."""
+    from memory_curator.commands import schedule
+
+    report.schedule_status(schedule.status(vault_mod.find_root(None, vault), state_dir), as_json)
 
 
 @schedule_group.command(name="uninstall")
@@ -431,7 +524,12 @@ def undo(
 
 @cli.command()
 @click.argument("file", type=click.Path(allow_dash=True))
-@click.option("--agent", metavar="ID", help="The agent folder (default: $MEMORY_CURATOR_AGENT, else _inbox/).")
+@click.option(
+    "--agent",
+    metavar="ID",
+    callback=_checked(_agent_check),
+    help="The agent folder (default: $MEMORY_CURATOR_AGENT, else _inbox/).",
+)
 @click.option("--check", "with_check", is_flag=True, help="Add the verdict a sweep would give.")
 @JSON_OPTION
 @VAULT_OPTION
@@ -447,7 +545,7 @@ def submit(seams: Seams, file: str, agent: str | None, with_check: bool, as_json
     else:
         source = Path(file)
         if not source.is_file():
-            raise CuratorError(f"{file}: no such file")
+            raise CuratorError(f"{file}: no such file", file=file)
         try:
             text = source.read_bytes().decode("utf-8")
         except UnicodeDecodeError:
@@ -473,7 +571,12 @@ def status(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None
 
 
 @cli.command()
-@click.option("--agent", metavar="ID", help="Write every candidate as this agent (calls naming another are refused).")
+@click.option(
+    "--agent",
+    metavar="ID",
+    callback=_checked(_agent_check),
+    help="Write every candidate as this agent (calls naming another are refused).",
+)
 @VAULT_OPTION
 @STATE_OPTION
 @click.pass_obj
@@ -486,16 +589,17 @@ def mcp(seams: Seams, agent: str | None, vault: str | None, state_dir: str | Non
         from memory_curator.cli import mcp as mcp_server
     except ImportError as exc:
         raise CuratorError(f"the mcp command needs the MCP SDK ({exc}): pip install 'memory-curator[mcp]'") from None
-    root = vault_mod.find_root(None, vault)
-    if not (root / names.INBOX).is_dir() and not (root / names.RULES_PATH).is_file():
-        raise CuratorError(
-            f"not a vault: {root} has no {names.INBOX}/ and no {names.RULES_PATH} (run `memory-curator init {root}`)"
-        )
+    root = vault_mod.find_root(None, vault)  # a folder that is not a vault is refused there
     mcp_server.serve(Context.build(root, state_dir, seams), agent)
 
 
 @cli.command(name="log")
-@click.option("--since", metavar="WHEN", help="Only actions since then: 30m, 12h, 7d, 2w or a date.")
+@click.option(
+    "--since",
+    metavar="WHEN",
+    callback=_checked(_since_check),
+    help="Only actions since then: 30m, 12h, 7d, 2w or a date.",
+)
 @click.option("--file", "file", metavar="PATH", help="One note's history (vault path), e.g. facts/x/y.md.")
 @JSON_OPTION
 @VAULT_OPTION
@@ -515,8 +619,8 @@ def log_command(
 @click.argument("entity_predicate", nargs=-1, metavar="[ENTITY PREDICATE]")
 @click.option("--slug", metavar="S", help="Notes whose title, alias, slug or file name is S (case, accents folded).")
 @click.option("--text", metavar="TEXT", help="The notes closest to TEXT (BM25), scored 0 to 1.")
-@click.option("--date", "day", metavar="YYYY-MM-DD", help="Event notes on this day.")
-@click.option("--limit", default=5, show_default=True, help="How many --text neighbours.")
+@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_day, help="Event notes on this day.")
+@click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1), help="How many --text neighbours.")
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
@@ -580,28 +684,90 @@ def index_stats(seams: Seams, as_json: bool, vault: str | None, state_dir: str |
     report.index_stats(index.current_stats(*_index_context(vault, state_dir), seams.clock), as_json)
 
 
+# One example per command, shown at the end of its --help (mcp's is in its docstring); a test
+# fails for a command without one.
+EXAMPLES = {
+    ("init",): "memory-curator init ~/notes",
+    ("run",): "memory-curator run --vault ~/notes --settle 0",
+    ("check",): "memory-curator check _inbox/bot/note.md --explain",
+    ("watch",): "memory-curator watch --vault ~/notes",
+    ("rules",): "memory-curator rules check --vault ~/notes",
+    ("rules", "check"): "memory-curator rules check --vault ~/notes",
+    ("schedule",): "memory-curator schedule install --vault ~/notes --every 15m",
+    ("schedule", "install"): "memory-curator schedule install --vault ~/notes --every 15m",
+    ("schedule", "show"): "memory-curator schedule show --vault ~/notes --every 1h",
+    ("schedule", "status"): "memory-curator schedule status --vault ~/notes",
+    ("schedule", "uninstall"): "memory-curator schedule uninstall --vault ~/notes",
+    ("doctor",): "memory-curator doctor --vault ~/notes",
+    ("review",): "memory-curator review _inbox/bot",
+    ("resolve",): "memory-curator resolve _inbox/bot/note.md --drop 'already in facts/acme/hq.md'",
+    ("restore",): "memory-curator restore _inbox/.dropped/bot/2026-11-30T12-00-00-note.md",
+    ("undo",): "memory-curator undo --last",
+    ("submit",): "memory-curator submit --agent bot --check note.md",
+    ("status",): "memory-curator status --vault ~/notes",
+    ("log",): "memory-curator log --since 7d",
+    ("query",): "memory-curator query acme headquarters",
+    ("index",): "memory-curator index rebuild --vault ~/notes",
+    ("index", "rebuild"): "memory-curator index rebuild --vault ~/notes",
+    ("index", "stats"): "memory-curator index stats --json",
+}
+
+
+def _add_examples(group: click.Group, prefix: tuple[str, ...] = ()) -> None:
+    for name, command in group.commands.items():
+        example = EXAMPLES.get((*prefix, name))
+        if example:
+            command.epilog = f"\b\nExample:\n  {example}"
+        if isinstance(command, click.Group):
+            _add_examples(command, (*prefix, name))
+
+
+_add_examples(cli)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: the one error boundary."""
+    """Entry point: the one error boundary. Every error ends with one line on stderr and its exit
+    code; with `--json` also one object on stdout, `{"error": {"code", "message", "file"}}`."""
+    args = sys.argv[1:] if argv is None else argv
     try:
         code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False, obj=SystemClock())
     except click.exceptions.Abort:  # click's name for Ctrl-C (and end of input at a prompt)
-        report.error_line("aborted")
-        sys.exit(EXIT_INTERRUPTED)
+        _fail(args, EXIT_INTERRUPTED, "aborted")
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code if exc.exit_code else EXIT_USAGE)
+        exc.show()  # the usage and the error, as click prints them
+        _fail(args, exc.exit_code if exc.exit_code else EXIT_USAGE, exc.format_message(), shown=True)
     except CuratorError as exc:  # a message may quote a file name: shown escaped
-        report.error_line(f"memory-curator: {names.printable(str(exc))}")
-        sys.exit(exc.exit_code)
+        if exc.exit_code == EXIT_OK:  # not an error (OtherHost): the line says why, no error object
+            report.error_line(f"memory-curator: {names.printable(str(exc))}")
+            sys.exit(EXIT_OK)
+        _fail(args, exc.exit_code, str(exc), exc.file, prefix="memory-curator: ")
     except KeyboardInterrupt:
-        report.error_line("interrupted")
-        sys.exit(EXIT_INTERRUPTED)
+        _fail(args, EXIT_INTERRUPTED, "interrupted")
     except Exception as exc:  # a bug: say so in one line, keep the traceback in a log
-        log = _crash_log(sys.argv[1:] if argv is None else argv)
-        what = names.printable(f"{type(exc).__name__}: {exc}")
-        report.error_line(f"memory-curator: internal error: {what} (details: {log})")
-        sys.exit(EXIT_INTERNAL)
+        log = _crash_log(args)
+        what = f"{type(exc).__name__}: {exc}"
+        message = f"internal error: {what} (details: {log})"
+        _fail(args, EXIT_INTERNAL, message, None if log == "unavailable" else log, prefix="memory-curator: ")
     sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _fail(
+    args: list[str], code: int, message: str, file: str | None = None, prefix: str = "", shown: bool = False
+) -> NoReturn:
+    """The end of every error: its line on stderr (unless click `shown` it already), and with
+    `--json` the error object on stdout; then exit `code`."""
+    if not shown:
+        report.error_line(prefix + names.printable(message))
+    if _wants_json(args):
+        report.error_object(code, message, file)
+    sys.exit(code)
+
+
+def _wants_json(args: list[str]) -> bool:
+    """Whether the command line asked for JSON: the parsed options are gone once a command
+    raised (or were never made, for a usage error), so the arguments are read again."""
+    options = args[: args.index("--")] if "--" in args else args
+    return "--json" in options
 
 
 def _crash_log(args: list[str]) -> str:

@@ -25,7 +25,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from memory_curator.core.names import printable
+from memory_curator.core.names import INBOX, printable
 from memory_curator.core.result import SweepResult
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
@@ -99,6 +99,12 @@ def lines(texts: Iterable[str]) -> None:
 def error_line(text: str) -> None:
     """The error boundary's one line on stderr (the caller escapes what it quotes)."""
     click.echo(text, err=True)
+
+
+def error_object(code: int, message: str, file: str | None) -> None:
+    """The error boundary's object for `--json`: one line on stdout, beside the line on stderr."""
+    sys.stdout.write(json_text({"error": {"code": code, "message": message, "file": file}}) + "\n")
+    sys.stdout.flush()
 
 
 def sweep(result: SweepResult, as_json: bool) -> None:
@@ -187,6 +193,12 @@ def rules_summary(rules: Rules) -> None:
     for rule in rules.drop_rules:
         how = "judge only" if rule.judge_only else (rule.when.text if rule.when else "")
         console.print(f"drop {rule.id}: {shown(rule.reason)}  [dim]when {shown(how)}[/]")
+
+
+def rules_problems(problems: Iterable[Exception]) -> None:
+    """Every problem `rules check` found, as the error boundary shows one: `file:line: problem`."""
+    for problem in problems:
+        error_line(f"memory-curator: {printable(str(problem))}")
 
 
 def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
@@ -302,7 +314,13 @@ def status(data: Mapping[str, Any], as_json: bool) -> None:
     if data["last_sweeps"]:
         console.print(_sweeps_table(data["last_sweeps"]))
     console.print(verdict_chart(data["verdicts_per_day"]))
-    console.print(_index_line(data.get("index")))
+    rules_state = data.get("rules") or {}
+    if rules_state.get("valid") is False:  # the index is not read then: the rules are what to fix
+        where = f"{rules_state['file']}:{rules_state['line']}" if rules_state.get("line") else rules_state["file"]
+        problem = shown(f"{where}: {rules_state['problem']}")
+        console.print(f"[red]sweeps stopped:[/] rules file invalid ({problem})")
+    else:
+        console.print(_index_line(data.get("index")))
     console.print(_schedule_line(data.get("schedule") or {}))
     lock = data["lock"]
     console.print("lock: free" if lock["free"] else f"lock: held by {shown(str(lock['holder']))}")
@@ -367,10 +385,38 @@ def _schedule_line(schedule: Mapping[str, Any]) -> str:
         return f"schedule: unknown ({shown(str(schedule['error']))})"
     if not schedule.get("installed"):
         return "schedule: not installed (memory-curator schedule install)"
-    jobs = ", ".join(f"{j['platform']} every {age_text(j['every_seconds'])}" for j in schedule["jobs"])
+    jobs = ", ".join(_job_text(j, j.get("loaded") is not True) for j in schedule["jobs"])
     last = schedule.get("last_run")
     tail = f"; last run {last['time']}: {shown(str(last['summary']))}" if last else "; no run logged yet"
     return f"schedule: {jobs}{tail}"
+
+
+def _job_text(job: Mapping[str, Any], said: bool) -> str:
+    """`systemd every 15 min`, with what the scheduler says of it (`: disabled, inactive`) when `said`."""
+    text = f"{job['platform']} every {age_text(job['every_seconds'])}"
+    if said and job.get("state"):
+        text += f": {shown(job['state'])}"
+    return text + (f"; last ran {shown(job['last_ran'])}" if said and job.get("last_ran") else "")
+
+
+def schedule_status(data: Mapping[str, Any], as_json: bool) -> None:
+    """`schedule status`: each job as its scheduler sees it, the last logged sweep, what works here."""
+    if as_json:
+        emit("schedule status", dict(data))
+        return
+    out = [_job_text(job, True) for job in data["jobs"]]
+    if not out:
+        why = "; ".join(str(r) for r in data["available"].values() if r)
+        choice = data.get("choice")
+        out.append(
+            f"not installed; `memory-curator schedule install` would use {choice}"
+            if choice
+            else f"not installed; no scheduler works here ({shown(why)}): keep `memory-curator watch` running"
+        )
+    last = data.get("last_run")
+    if last:
+        out.append(f"last logged sweep {last['time']}: {shown(str(last['summary']))}")
+    lines(out)
 
 
 def age_text(seconds: float | None) -> str:
@@ -389,13 +435,30 @@ def age_text(seconds: float | None) -> str:
 def initialised(result: Initialised) -> None:
     out = [f"{'wrote' if result.wrote_rules else 'kept existing'} {result.rules_path}"]
     out += [f"created {name}/" for name in result.created]
-    lines([*out, f"vault ready: {result.root}"])
+    vault = shlex.quote(str(result.root))
+    lines(
+        [
+            *out,
+            f"vault ready: {result.root}",
+            "",
+            "next:",
+            f"  memory-curator submit --vault {vault} --agent me note.md  # hand in a candidate note",
+            f"  memory-curator run --vault {vault} --settle 0             # sweep now (--settle 0: files are complete)",
+            f"  memory-curator status --vault {vault}                     # what was done, what waits for you",
+            "",
+            "In Obsidian, hide the inbox from search and the graph: Settings → Files & Links → Excluded files,"
+            f" add {INBOX}/",
+        ]
+    )
 
 
 def schedule_plan(plan: schedule.JobPlan) -> None:
     """`schedule show`: every file with its full text, every command, the crontab line."""
     from memory_curator.commands.schedule import marker
 
+    if plan.unavailable:  # no scheduler works here: say so, then a unit that keeps `watch` running
+        lines([plan.unavailable, *plan.fallback])
+        return
     out = ["$ " + shlex.join(step.argv) for step in plan.before]
     for path, data in plan.files:
         out += [f"# {path}", data.decode().rstrip("\n"), ""]
@@ -474,6 +537,15 @@ def review_tally(tally: Tally) -> None:
     words = f"{counts['promote']} promoted, {counts['patch']} patched, {counts['drop']} dropped"
     rest = f", quit with {tally.left} not looked at" if tally.quit else ""
     lines([f"review: {words}, {tally.skipped} skipped{rest}"])
+
+
+@contextlib.contextmanager
+def index_progress(total: int) -> Iterator[Callable[[int], None]]:
+    """The index's bar on stderr while a build or refresh reads many notes (`cli` passes it on a
+    terminal only; stdout stays clean for --json)."""
+    with Progress(console=stderr(), transient=True) as bar:
+        task = bar.add_task("indexing the vault", total=total)
+        yield lambda done: bar.advance(task, done)
 
 
 @contextlib.contextmanager

@@ -22,6 +22,7 @@ from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.facts import Querier
 from memory_curator.core.rules import JudgeSettings, Rules
+from memory_curator.index.store import Progress
 from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.state import state_dir
 from memory_curator.store.writer import FILES, Files
@@ -42,7 +43,7 @@ def index_querier(ctx: Context, rules: Rules) -> Querier:
     """The vault's index, refreshed on the first question (an empty inbox never refreshes it)."""
     from memory_curator.index.querier import IndexQuerier
 
-    return IndexQuerier(ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files)
+    return IndexQuerier(ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files, progress=ctx.seams.progress)
 
 
 def fixed_judge(judge: Judge) -> JudgeFactory:
@@ -62,6 +63,7 @@ class Seams:
     user: str | None = None
     judge: JudgeFactory = real_judge
     querier: QuerierFactory = index_querier
+    progress: Progress | None = None  # the index's bar for a long build (the CLI: on a terminal only)
 
 
 @dataclass(frozen=True)

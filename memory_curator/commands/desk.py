@@ -297,12 +297,7 @@ def _promotable(candidate: cand.Candidate, rules: Rules) -> str:
     where = candidate.inbox_path
     if candidate.note.problem:
         raise CuratorError(f"{where}: {candidate.note.problem}; fix it first")
-    if candidate.surface is None:
-        known = ", ".join(s.name for s in rules.surfaces)
-        raise CuratorError(f"{where}: its surface cannot be inferred; pick one ({known})")
-    if candidate.missing:
-        fields = ", ".join(candidate.missing)
-        raise CuratorError(f"{where}: missing required fields for {candidate.surface.name}: {fields}")
-    if candidate.target is None:
-        raise CuratorError(f"{where}: no target path for {candidate.surface.name}: {candidate.key_problem}")
+    problem = cand.placement_problem(candidate, rules)  # the wording `run`, `check` and `submit` give it
+    if problem or candidate.target is None:
+        raise CuratorError(f"{where}: {cand.with_hints(problem or 'no target path', candidate)}")
     return candidate.target

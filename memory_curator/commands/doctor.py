@@ -162,7 +162,12 @@ def check_schedule(root: Path, state: Path, machine: Machine) -> list[Finding]:
         return [Finding("schedule", "problem", str(exc), "memory-curator schedule install (rewrites it)")]
     out = [_job_finding(job, root, state) for job in jobs]
     if not jobs:
-        out.append(Finding("schedule", "warn", "no scheduled sweep of this vault", "memory-curator schedule install"))
+        usable = schedule.available(machine.system)
+        fix = "memory-curator schedule install"
+        if schedule.choose_platform(None, machine.system, usable) is None:
+            why = "; ".join(reason for reason in usable.values() if reason)
+            fix = f"no scheduler works here ({why}): keep `memory-curator watch` running (schedule show prints a unit)"
+        out.append(Finding("schedule", "warn", "no scheduled sweep of this vault", fix))
     elif len(jobs) > 1:
         names = ", ".join(j.platform for j in jobs)
         fix = f"memory-curator schedule uninstall --{jobs[-1].platform}"
@@ -183,8 +188,26 @@ def _job_finding(job: schedule.Installed, root: Path, state: Path) -> Finding:
             f"{job.platform} sweeps use the state dir {scheduled_state}, this shell {state}: two locks, two journals"
         )
         return Finding("schedule", "problem", message, "use the same --state-dir here, or reinstall with this one")
+    said = schedule.ask(job, os.getuid())  # the scheduler itself: files alone schedule nothing
+    if said.loaded is None:
+        what = "whether the timer runs" if job.platform == "systemd" else "whether the job is loaded"
+        asked = "`systemctl --user`" if job.platform == "systemd" else "launchctl"
+        fix = (
+            "run doctor in a login session of this user; where that never works, "
+            "`memory-curator schedule uninstall` and keep `memory-curator watch` running"
+        )
+        return Finding("schedule", "problem", f"{job.platform}: cannot ask {asked} {what} ({said.error})", fix)
+    if not said.loaded:
+        if job.platform == "systemd":
+            fix = f"systemctl --user enable --now {said.name}"
+        else:
+            fix = f"launchctl bootstrap {said.name.rsplit('/', 1)[0]} {job.where}"
+        message = f"{job.platform}: {said.name} is {said.state}: nothing runs the sweeps"
+        return Finding("schedule", "problem", message, f"{fix} (or memory-curator schedule install)")
     every = f" every {schedule.every_text(job.every)}" if job.every else ""
-    return Finding("schedule", "ok", f"{job.platform}{every} ({job.where})")
+    told = "" if job.platform == "cron" else f", {said.state}"
+    told += f"; last ran {said.last_ran}" if said.last_ran else ""
+    return Finding("schedule", "ok", f"{job.platform}{every} ({job.where}){told}")
 
 
 def check_last_run(root: Path, state: Path, jobs: list[schedule.Installed], machine: Machine) -> list[Finding]:

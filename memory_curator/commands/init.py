@@ -22,7 +22,8 @@ class Initialised:
 
 
 def init_vault(root: Path) -> Initialised:
-    """Create the folders and the default rules file; an existing rules file is kept."""
+    """Create `_inbox/` and the default rules file (`_meta/inbox-rules.md`); an existing rules
+    file is kept. Nothing else: the rules' surface folders are made by the first note filed there."""
     root.mkdir(parents=True, exist_ok=True)
     rules_file = root / RULES_PATH
     wrote = False
@@ -32,8 +33,8 @@ def init_vault(root: Path) -> Initialised:
             wrote = True
         except FileExistsError:
             pass
-    rules = load(rules_file)
-    folders = [INBOX, f"{INBOX}/.dropped", *sorted({s.path.split("/")[0] for s in rules.surfaces})]
+    load(rules_file)  # a rules file kept from before must still be valid
+    folders = [INBOX]  # surface folders (facts/, persons/…) and _inbox/.dropped/ appear with their first note
     created = []
     for name in folders:
         folder = root / name

@@ -1,8 +1,12 @@
-"""Scheduled sweeps: launchd on macOS, a systemd user timer where systemd runs, cron elsewhere.
+"""Scheduled sweeps: launchd on macOS, a systemd user timer where `systemctl --user` answers,
+cron where `crontab` is installed; where none works, `watch` (a unit for it is printed).
 
-Pure builders turn a `Job` into exactly what is written (a plist, two unit files, a crontab
-line) and run; `show` prints that plan (`cli.render`), `install`/`uninstall` apply it and
-return what they did (`Applied`). Every scheduled command names the interpreter, the vault
+`available` asks each scheduler whether it works here before one is chosen. Pure builders turn
+a `Job` into exactly what is written (a plist, two unit files, a crontab line) and run; `show`
+prints that plan (`cli.render`), `install`/`uninstall` apply it and return what they did
+(`Applied`); an install that fails half-way is rolled back (no file left, nothing registered,
+a replaced job put back). `ask` asks the scheduler itself whether a job is loaded (`schedule
+status`, `status`, `doctor`). Every scheduled command names the interpreter, the vault
 and the state directory by absolute path, so PATH, venv activation and the scheduler's empty
 environment do not matter, and every sweep of a vault shares one lock.
 """
@@ -10,6 +14,7 @@ environment do not matter, and every sweep of a vault shares one lock.
 from __future__ import annotations
 
 import configparser
+import contextlib
 import getpass
 import os
 import platform
@@ -20,15 +25,16 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 from xml.parsers.expat import ExpatError
 
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 from memory_curator.core.names import INBOX
 from memory_curator.core.notes import content_hash
-from memory_curator.core.text import duration_seconds
+from memory_curator.core.text import duration_seconds, iso
 from memory_curator.store import runlog
 from memory_curator.store.state import state_folder, vault_id
 from memory_curator.store.writer import FILES
@@ -87,13 +93,14 @@ def every_from(text: str, kind: int) -> int | None:
 # --- where each platform keeps things -------------------------------------------------------------
 
 
-def choose_platform(forced: str | None, system: str, systemd_running: bool) -> str:
-    """launchd on macOS, systemd where it is PID 1 (/run/systemd/system), else cron."""
+def choose_platform(forced: str | None, system: str, usable: Mapping[str, str | None]) -> str | None:
+    """A flag forces one; else launchd on macOS, a reachable systemd user manager, then cron:
+    the first that works here (`usable`: each scheduler → why it does not work, None when it
+    does). None when none works."""
     if forced:
         return forced
-    if system == "Darwin":
-        return "launchd"
-    return "systemd" if systemd_running else "cron"
+    order = ("launchd", "cron") if system == "Darwin" else ("systemd", "cron")
+    return next((name for name in order if name in usable and usable[name] is None), None)
 
 
 def label(job_id: str) -> str:
@@ -242,7 +249,9 @@ class Command:
 
 @dataclass(frozen=True)
 class JobPlan:
-    """Steps `before` the files are written (or removed), then steps `after`."""
+    """Steps `before` the files are written (or removed), then steps `after`; `undo` forgets a
+    new job again when the install fails half-way. `unavailable`: no scheduler works here (why,
+    in one line), with `fallback`, what `show` prints instead (a unit that keeps `watch` running)."""
 
     platform: str
     job_id: str
@@ -252,6 +261,9 @@ class JobPlan:
     cron_line: str | None = None
     notes: tuple[str, ...] = ()
     state: Path | None = None  # created by install: the log lives there
+    undo: tuple[Command, ...] = ()
+    unavailable: str | None = None
+    fallback: tuple[str, ...] = ()
 
 
 def install_plan(job: Job, where: str, home: Path, env: dict[str, str], uid: int, linger: bool) -> JobPlan:
@@ -260,7 +272,7 @@ def install_plan(job: Job, where: str, home: Path, env: dict[str, str], uid: int
         path = plist_path(home, job.id)
         before = (Command(("launchctl", "bootout", target), may_fail=True),)  # forget the old job first
         after = (Command(("launchctl", "enable", target)), Command(("launchctl", "bootstrap", domain, str(path))))
-        return JobPlan(where, job.id, ((path, plistlib.dumps(plist(job))),), before, after)
+        return JobPlan(where, job.id, ((path, plistlib.dumps(plist(job))),), before, after, undo=before)
     if where == "systemd":
         folder, timer = unit_dir(home, env), unit_name(job.id, "timer")
         files = (
@@ -271,7 +283,11 @@ def install_plan(job: Job, where: str, home: Path, env: dict[str, str], uid: int
             Command(("systemctl", "--user", "daemon-reload")),
             Command(("systemctl", "--user", "enable", "--now", timer)),
         )
-        return JobPlan(where, job.id, files, (), after, notes=() if linger else (_linger_note(),))
+        undo = (
+            Command(("systemctl", "--user", "disable", "--now", timer), may_fail=True),
+            Command(("systemctl", "--user", "daemon-reload"), may_fail=True),
+        )
+        return JobPlan(where, job.id, files, (), after, notes=() if linger else (_linger_note(),), undo=undo)
     return JobPlan(where, job.id, cron_line=cron_line(job))
 
 
@@ -283,7 +299,8 @@ def uninstall_plan(job_id: str, where: str, home: Path, env: dict[str, str], uid
         folder = unit_dir(home, env)
         files = tuple((folder / unit_name(job_id, k), b"") for k in ("timer", "service"))
         disable = Command(("systemctl", "--user", "disable", "--now", unit_name(job_id, "timer")), may_fail=True)
-        return JobPlan(where, job_id, files, (disable,), (Command(("systemctl", "--user", "daemon-reload")),))
+        reload = Command(("systemctl", "--user", "daemon-reload"), may_fail=True)  # the files go even without a bus
+        return JobPlan(where, job_id, files, (disable,), (reload,))
     return JobPlan(where, job_id)
 
 
@@ -295,16 +312,45 @@ def _linger_note() -> str:
 # --- the imperative shell --------------------------------------------------------------------------
 
 
-def systemd_running() -> bool:
-    return Path("/run/systemd/system").is_dir()
-
-
 def linger_enabled() -> bool:
     return Path("/var/lib/systemd/linger", getpass.getuser()).exists()
 
 
-def current_platform(forced: str | None) -> str:
-    return choose_platform(forced, platform.system(), systemd_running())
+def available(system: str) -> dict[str, str | None]:
+    """Each scheduler → why it does not work here, or None when it does. Asks, changes nothing."""
+    return {"launchd": _launchd_works(system), "systemd": _systemd_works(), "cron": _cron_works()}
+
+
+def _launchd_works(system: str) -> str | None:
+    if system != "Darwin":
+        return "launchd is macOS only"
+    return None if shutil.which("launchctl") else "no launchctl on PATH"
+
+
+def _systemd_works() -> str | None:
+    """A user manager that answers: without one (SSH without a session, most containers) a
+    user timer can be written but never enabled."""
+    code, _, err = _ask(("systemctl", "--user", "show-environment"))
+    if code == 127:
+        return err
+    return None if code == 0 else f"`systemctl --user` cannot reach a user manager ({err or f'exit {code}'})"
+
+
+def _cron_works() -> str | None:
+    return None if shutil.which("crontab") else "no crontab on PATH"
+
+
+def _ask(argv: tuple[str, ...]) -> tuple[int, str, str]:
+    """A question to a scheduler: its exit code, its answer, the last line it wrote on stderr."""
+    program = shutil.which(argv[0])
+    if program is None:
+        return 127, "", f"no {argv[0]} on PATH"
+    try:
+        proc = subprocess.run([program, *argv[1:]], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return 126, "", str(exc)
+    lines = proc.stderr.strip().splitlines()
+    return proc.returncode, proc.stdout.strip(), lines[-1].strip() if lines else ""
 
 
 Did = Literal["wrote", "removed", "ran", "crontab", "uncrontab"]
@@ -322,19 +368,72 @@ class Applied:
 
 
 def install(plan: JobPlan) -> Applied:
-    """Idempotent: a re-install replaces this vault's job and leaves everything else alone."""
-    if plan.state:
-        plan.state.mkdir(parents=True, exist_ok=True, mode=0o700)
-    _steps(plan.before)  # forgetting the old job is not worth a line
+    """Idempotent: a re-install replaces this vault's job and leaves everything else alone.
+    One plan: when a step fails, every file is put back as it was (a new one removed), a new
+    job is forgotten by its scheduler (`undo`) or the replaced one registered again, and the
+    error says so."""
+    if plan.unavailable:
+        raise CuratorError(plan.unavailable)
+    table = read_crontab() if plan.cron_line else None
+    if plan.cron_line and table is None:
+        raise CuratorError("crontab: not found on PATH; choose another scheduler (--launchd/--systemd)")
+    previous = {path: _read(path) for path, _ in plan.files}
+    made = [f for path, _ in plan.files for f in _missing_folders(path.parent)]
+    made += _missing_folders(plan.state) if plan.state else []
     events: list[tuple[Did, str]] = []
-    for path, data in plan.files:
-        _write(path, data)
-        events.append(("wrote", str(path)))
-    events += _steps(plan.after)
-    if plan.cron_line:
-        write_crontab(crontab_with(read_crontab() or "", plan.cron_line, plan.job_id))
-        events.append(("crontab", plan.cron_line))
+    try:
+        if plan.state:
+            plan.state.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _steps(plan.before)  # forgetting the old job is not worth a line
+        for path, data in plan.files:
+            _write(path, data)
+            events.append(("wrote", str(path)))
+        events += _steps(plan.after)
+        if plan.cron_line:
+            write_crontab(crontab_with(table or "", plan.cron_line, plan.job_id))
+            events.append(("crontab", plan.cron_line))
+    except (CuratorError, OSError, subprocess.SubprocessError) as exc:
+        raise CuratorError(f"{exc}; {_roll_back(plan, previous, made)}") from None
     return Applied(plan.platform, tuple(events), plan.notes)
+
+
+def _roll_back(plan: JobPlan, previous: dict[Path, bytes | None], made: list[Path]) -> str:
+    """Every file as it was, then the scheduler told: the old job again, or no job at all.
+    Best effort: a scheduler that cannot be reached has registered nothing either."""
+    replaced = any(old is not None for old in previous.values())
+    for path, old in previous.items():
+        try:
+            if old is None:
+                path.unlink(missing_ok=True)
+            else:
+                _write(path, old)
+        except OSError:
+            pass
+    for step in plan.after if replaced else plan.undo:
+        with contextlib.suppress(CuratorError, OSError, subprocess.SubprocessError):
+            _run(replace(step, may_fail=True))
+    for folder in made:  # the folders install created (innermost first) go too, when empty
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+    if plan.cron_line:
+        return "the crontab is unchanged"
+    return "the previous job is back" if replaced else "nothing installed (rolled back)"
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """`folder` and those of its parents that do not exist yet, innermost first."""
+    out = []
+    while not folder.exists() and folder != folder.parent:
+        out.append(folder)
+        folder = folder.parent
+    return out
 
 
 def uninstall(plan: JobPlan) -> Applied:
@@ -356,10 +455,11 @@ def uninstall(plan: JobPlan) -> Applied:
 
 
 def _steps(steps: tuple[Command, ...]) -> list[tuple[Did, str]]:
+    """Runs each step; a step that may fail and did is not reported as run."""
     events: list[tuple[Did, str]] = []
     for step in steps:
-        _run(step)
-        events.append(("ran", shlex.join(step.argv)))
+        if _run(step).returncode == 0:
+            events.append(("ran", shlex.join(step.argv)))
     return events
 
 
@@ -374,6 +474,8 @@ def _write(path: Path, data: bytes) -> None:
 
 def _run(step: Command, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     program = shutil.which(step.argv[0])
+    if program is None and step.may_fail:
+        return subprocess.CompletedProcess(list(step.argv), 127, "", f"{step.argv[0]}: not found")
     if program is None:
         raise CuratorError(f"{step.argv[0]}: not found on PATH; choose another scheduler (--cron/--launchd/--systemd)")
     proc = subprocess.run([program, *step.argv[1:]], input=stdin, capture_output=True, text=True, timeout=60)
@@ -437,17 +539,68 @@ def fda_fix(python: str) -> str:
 
 def plan_install(root: Path, state_opt: str | None, every: str, forced: str | None, on_change: bool) -> JobPlan:
     """What `install` and `show` do for this vault on this machine."""
-    env, home = dict(os.environ), Path.home()
-    where = current_platform(forced)
+    env, home, system = dict(os.environ), Path.home(), platform.system()
+    usable = {} if forced else available(system)
+    where = choose_platform(forced, system, usable)
+    if where is None:
+        job = make_job(root, state_folder(root, state_opt, env).resolve(), parse_every(every), False, sys.executable)
+        line = no_scheduler(usable, job)
+        return JobPlan("none", job.id, unavailable=line, fallback=watch_unit(job, home, env, system))
     if on_change and where != "launchd":
         raise CuratorError(f"--on-change needs launchd (not {where}); `memory-curator watch` sweeps on change anywhere")
     job = make_job(root, state_folder(root, state_opt, env).resolve(), parse_every(every), on_change, sys.executable)
     plan = install_plan(job, where, home, env, os.getuid(), where != "systemd" or linger_enabled())
     notes = [*plan.notes, *_host_notes(root)]
+    program = {"launchd": "launchctl", "systemd": "systemctl", "cron": "crontab"}[where]
+    if forced and shutil.which(program) is None:
+        notes.insert(0, f"{program}: not found on PATH: `install --{where}` will fail here")
     if where == "launchd":
         notes += [n for n in [fda_note(root, job.python, home, platform.system())] if n]
     notes.append(f"each sweep appends one JSON line to {job.log} (capped at about 2 MB)")
     return replace(plan, notes=tuple(notes), state=job.state)
+
+
+def no_scheduler(usable: Mapping[str, str | None], job: Job) -> str:
+    """The one line `show` and `install` print where no scheduler works."""
+    why = "; ".join(reason for reason in usable.values() if reason)
+    return (
+        f"no scheduler works here ({why}): run `memory-curator watch --vault {shlex.quote(str(job.vault))}` "
+        "instead, it sweeps as files settle (`memory-curator schedule show` prints a unit that keeps it running)"
+    )
+
+
+def watch_command(job: Job) -> list[str]:
+    return [job.python, "-m", "memory_curator", "watch", "--vault", str(job.vault), "--state-dir", str(job.state)]
+
+
+def watch_unit(job: Job, home: Path, env: dict[str, str], system: str) -> tuple[str, ...]:
+    """A ready unit that keeps `watch` running: a launchd agent on macOS, else a systemd user service."""
+    if system == "Darwin":
+        name = f"org.memory-curator.watch.{job.id}"
+        path = home / "Library" / "LaunchAgents" / f"{name}.plist"
+        data = {"Label": name, "ProgramArguments": watch_command(job), "RunAtLoad": True, "KeepAlive": True}
+        text = plistlib.dumps(data).decode().rstrip("\n")
+        start = f"launchctl bootstrap gui/{os.getuid()} {shlex.quote(str(path))}"
+    else:
+        name = f"{UNIT_PREFIX}watch-{job.id}.service"
+        path = unit_dir(home, env) / name
+        text = (
+            "[Unit]\n"
+            f"Description=memory-curator watch of {job.vault}\n"
+            "\n[Service]\n"
+            f"ExecStart={' '.join(systemd_quote(a) for a in watch_command(job))}\n"
+            "Restart=on-failure\n"
+            "RestartSec=30\n"
+            "\n[Install]\n"
+            "WantedBy=default.target"
+        )
+        start = f"systemctl --user enable --now {name}  (from a login session)"
+    return (
+        f"# to keep `watch` running, save as {path}, then: {start}",
+        text,
+        "",
+        f"# or keep it running in a terminal (tmux, screen): {shlex.join(watch_command(job))}",
+    )
 
 
 def _host_notes(root: Path) -> list[str]:
@@ -539,3 +692,80 @@ def _words(command: str, origin: object) -> list[str]:
         return shlex.split(command, comments=True)
     except ValueError as exc:
         raise CuratorError(f"{origin}: cannot read the scheduled command: {exc}") from None
+
+
+# --- what the scheduler itself says (for `schedule status`, `status` and `doctor`) -------------------
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The scheduler's answer about one job: `loaded` None when it could not be asked."""
+
+    name: str  # what the scheduler calls it: the timer, the launchd service target, "crontab"
+    loaded: bool | None
+    state: str  # in its words: "enabled, active", "not loaded", "cannot ask systemd (…)"
+    last_ran: str | None = None
+    error: str | None = None  # why it could not be asked, in its own words
+
+
+def ask(job: Installed, uid: int) -> Loaded:
+    """`launchctl print`, `systemctl --user is-enabled/is-active`; a cron line is loaded by being
+    in `crontab -l`, which is where it was found."""
+    if job.platform == "systemd":
+        timer = Path(job.where).with_suffix(".timer").name
+        _, enabled, err_enabled = _ask(("systemctl", "--user", "is-enabled", timer))
+        _, active, err_active = _ask(("systemctl", "--user", "is-active", timer))
+        if not enabled or not active:
+            error = err_enabled or err_active or "no answer"
+            return Loaded(timer, None, f"cannot ask systemd ({error})", error=error)
+        last = None
+        if active == "active":
+            _, last, _ = _ask(("systemctl", "--user", "show", timer, "-p", "LastTriggerUSec", "--value"))
+        ran = last if last and last != "n/a" else None
+        return Loaded(timer, enabled == "enabled" and active == "active", f"{enabled}, {active}", ran)
+    if job.platform == "launchd":
+        target = f"gui/{uid}/{Path(job.where).stem}"
+        code, out, err = _ask(("launchctl", "print", target))
+        if code == 0:
+            fields = dict(re.findall(r"^\s*(state|runs|last exit code) = (.+)$", out, re.MULTILINE))
+            detail = ", ".join(f"{k} = {v}" for k, v in fields.items())
+            return Loaded(target, True, "loaded" + (f" ({detail})" if detail else ""))
+        if code == 113 or "could not find" in err.lower():
+            return Loaded(target, False, "not loaded")
+        error = err or f"exit {code}"
+        return Loaded(target, None, f"cannot ask launchd ({error})", error=error)
+    return Loaded("crontab", True, "in the crontab")
+
+
+def summary(root: Path, state: Path, home: Path, env: dict[str, str]) -> dict[str, Any]:
+    """This vault's jobs, what each scheduler says of it, and the last logged sweep (`status`)."""
+    jobs = installed(vault_id(root), home, env)
+    out: dict[str, Any] = {"installed": bool(jobs), "jobs": []}
+    for job in jobs:
+        said = ask(job, os.getuid())
+        out["jobs"].append(
+            {
+                "platform": job.platform,
+                "where": job.where,
+                "every_seconds": job.every,
+                "loaded": said.loaded,
+                "state": said.state,
+                "last_ran": said.last_ran,
+            }
+        )
+    last = runlog.entries(state / runlog.LOG_NAME)
+    if last:
+        out["last_run"] = {
+            "time": iso(last[-1].time) if last[-1].time else None,
+            "exit": last[-1].exit,
+            "summary": last[-1].summary,
+        }
+    return out
+
+
+def status(root: Path, state_opt: str | None) -> dict[str, Any]:
+    """`schedule status`: the summary, which schedulers work here and which `install` would use."""
+    env, home, system = dict(os.environ), Path.home(), platform.system()
+    state = state_folder(root, state_opt, env).resolve()
+    usable = available(system)
+    return {**summary(root, state, home, env), "available": usable, "choice": choose_platform(None, system, usable)}

@@ -18,13 +18,14 @@ from typing import Any
 from memory_curator.commands.context import Context
 from memory_curator.commands.log import Entry, entries
 from memory_curator.core import compose
-from memory_curator.core.errors import CuratorError
+from memory_curator.core.errors import CuratorError, RulesError
 from memory_curator.core.notes import content_hash, parse
+from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso, parse_time
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores
 from memory_curator.store.paths import agent_dirs, list_candidates
-from memory_curator.store.state import lock_holder, lock_is_free, vault_id
+from memory_curator.store.state import lock_holder, lock_is_free
 
 VERDICTS = ("promote", "patch", "drop", "needs_review")
 DAYS = 14
@@ -92,6 +93,7 @@ def gather(ctx: Context) -> dict[str, Any]:
     records = list(journal.records())
     log = [e for e in entries(records) if e.undone_by is None and e.status in ("done", "recovered")]
     items = scan_inbox(root, state)
+    rules, rules_state = rules_summary(root)
     return {
         "vault": str(root),
         "state_dir": str(state),
@@ -101,11 +103,25 @@ def gather(ctx: Context) -> dict[str, Any]:
         "contradictions": contradictions(root, log, items),
         "last_sweeps": last_sweeps(records),
         "verdicts_per_day": per_day(log, now),
-        "index": index_summary(root, state, now),
+        "index": index_summary(root, state, now, rules),
         "schedule": schedule_summary(root, state),
         "lock": {"free": lock_is_free(state), "holder": None if lock_is_free(state) else lock_holder(state)},
         "journal": {"path": str(journal.path), "bytes": journal.size(), "actions": len(log)},
+        "rules": rules_state,
     }
+
+
+def rules_summary(root: Path) -> tuple[Rules | None, dict[str, Any]]:
+    """The vault's rules and whether a sweep can use them: an invalid file stops every sweep,
+    and `status` says so with its first problem (`file:line: problem`)."""
+    from memory_curator.store.rules_file import DEFAULT_RULES, load, vault_rules_file
+
+    path = vault_rules_file(root) or DEFAULT_RULES
+    try:
+        rules = load(path)
+    except RulesError as exc:
+        return None, {"file": exc.path, "valid": False, "line": exc.line, "problem": exc.message}
+    return rules, {"file": str(path), "valid": True}
 
 
 _CONTRADICTION = re.compile(r"(?:^|: |\()contradiction:")  # how the curator's reasons say it
@@ -190,16 +206,18 @@ def per_day(log: list[Entry], now: dt.datetime, days: int = DAYS) -> list[dict[s
     return [{"date": day.isoformat(), **c} for day, c in counts.items()]
 
 
-def index_summary(root: Path, state: Path, now: dt.datetime) -> dict[str, Any] | None:
-    """Size and freshness of the index, read without refreshing it (None: never built)."""
+def index_summary(root: Path, state: Path, now: dt.datetime, rules: Rules | None) -> dict[str, Any] | None:
+    """Size and freshness of the index, read without refreshing it (None: never built). With
+    invalid rules (`rules` None) it is not read: `usable` is null, and `rules` says why."""
     path = state / "index.sqlite3"
     if not path.exists():
         return None
+    if rules is None:
+        return {"path": str(path), "usable": None, "error": "not read: the rules file is invalid"}
     try:
         from memory_curator.index.store import Index
-        from memory_curator.store.rules_file import load_for_vault
 
-        index = Index(root, load_for_vault(root), state)
+        index = Index(root, rules, state)
         try:
             if not index.usable():
                 return {"path": str(path), "usable": False, "bytes": path.stat().st_size}
@@ -225,20 +243,7 @@ def schedule_summary(root: Path, state: Path) -> dict[str, Any]:
     """The scheduled sweeps of this vault and the last one's outcome."""
     try:
         from memory_curator.commands import schedule
-        from memory_curator.store import runlog
 
-        jobs = schedule.installed(vault_id(root), Path.home(), dict(os.environ))
-        last = runlog.entries(state / runlog.LOG_NAME)
+        return schedule.summary(root, state, Path.home(), dict(os.environ))  # asks the schedulers themselves
     except (ImportError, CuratorError, OSError) as exc:
         return {"installed": False, "error": str(exc)}
-    out: dict[str, Any] = {
-        "installed": bool(jobs),
-        "jobs": [{"platform": j.platform, "where": j.where, "every_seconds": j.every} for j in jobs],
-    }
-    if last:
-        out["last_run"] = {
-            "time": iso(last[-1].time) if last[-1].time else None,
-            "exit": last[-1].exit,
-            "summary": last[-1].summary,
-        }
-    return out

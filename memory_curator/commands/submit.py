@@ -67,16 +67,8 @@ def validate(candidate: cand.Candidate, rules: Rules) -> str | None:
         return "empty candidate"
     if candidate.note.problem:
         return candidate.note.problem
-    if candidate.surface is None:
-        kind = candidate.frontmatter.get("type")
-        types = ", ".join(s.type for s in rules.surfaces)
-        what = f"unknown type {kind!r}" if kind else "no type"
-        return f"{what}: set `type` to one of {types} (or give entity and predicate for a fact)"
-    if candidate.missing:
-        return f"missing required fields for {candidate.surface.name}: {', '.join(candidate.missing)}"
-    if candidate.key_problem:
-        return f"no path for {candidate.surface.name}: {candidate.key_problem}"
-    return None
+    problem = cand.placement_problem(candidate, rules)  # the wording `run` and `check` give it too
+    return cand.with_hints(problem, candidate) if problem else None
 
 
 def agent_name(value: str) -> str:

@@ -52,6 +52,7 @@ class Options:
     stop: Callable[[], bool] | None = None  # watch mode: a stop was asked; finish the current candidate
     judge_settings: tuple[tuple[str, str], ...] = ()  # `--judge-set NAME=VALUE` pairs (override env and rules)
     progress: Progress | None = None  # a bar on a terminal (`report.progress`), for long sweeps only
+    settle: float | None = None  # `run --settle SECONDS`: the rules' settle window for this run; 0: files are complete
 
 
 @dataclass
@@ -290,7 +291,6 @@ def _collect(sweep: Sweep, agent: str, folder: Path) -> tuple[list[cand.Candidat
 
 def _read(sweep: Sweep, item: CandidateFile) -> cand.Candidate | Skipped:
     """One inbox file: a candidate to settle, or why it waits."""
-    settings = sweep.rules.settings
     try:
         stat = item.path.stat()
         raw = item.path.read_bytes()
@@ -302,13 +302,25 @@ def _read(sweep: Sweep, item: CandidateFile) -> cand.Candidate | Skipped:
     if sweep.reviewed.get(item.rel) == content_hash(raw):
         return Skipped(item.rel, "needs review (unchanged since it was flagged)")
     quiet, age = _quiet_for(sweep, item.rel, stat)
-    if quiet < settings.settle_seconds and item.rel not in sweep.options.overdue:
+    settle, ceiling = _windows(sweep)
+    if quiet < settle and item.rel not in sweep.options.overdue:
         return Skipped(item.rel, _unsettled(age, quiet))
     candidate = cand.build(raw, item.rel, item.agent, sweep.rules)
-    waiting = _still_arriving(candidate, raw, quiet, settings.settle_ceiling_seconds)
+    waiting = _still_arriving(candidate, raw, quiet, ceiling)
     if waiting and item.rel not in sweep.options.overdue:
         return Skipped(item.rel, waiting)
     return candidate
+
+
+def _windows(sweep: Sweep) -> tuple[float, float]:
+    """(settle window, settle ceiling) of this sweep: the rules', or `run --settle`'s. With
+    `--settle 0` every file is taken as complete: an empty file or an unclosed frontmatter is
+    decided now (needs_review), not waited for."""
+    settings = sweep.rules.settings
+    chosen = sweep.options.settle
+    if chosen is None:
+        return settings.settle_seconds, settings.settle_ceiling_seconds
+    return chosen, (max(chosen, settings.settle_ceiling_seconds) if chosen else 0.0)
 
 
 def _unreadable(sweep: Sweep, item: CandidateFile, exc: Exception) -> cand.Candidate | Skipped:

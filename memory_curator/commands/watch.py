@@ -43,7 +43,7 @@ from memory_curator.core.rules import Settings
 from memory_curator.store.bell import Bell
 from memory_curator.store.paths import agent_dirs, list_candidates, relpath
 from memory_curator.store.rules_file import load_for_vault
-from memory_curator.store.state import lock_is_free
+from memory_curator.store.state import lock_is_free, watcher_lock
 
 LOOK_GAP = 0.1  # the least time between the two looks at a file
 BATCH_GATHER = 0.25  # a batch collects this long after its first file settles (event delivery jitters ~0.1 s)
@@ -219,6 +219,10 @@ class Watcher:
         self.bell.ring()
 
     def run(self) -> Iterator[Swept | Notice]:
+        with watcher_lock(self.state):  # one watcher per vault: a second one exits 75
+            yield from self._run()
+
+    def _run(self) -> Iterator[Swept | Notice]:
         self.inbox.mkdir(parents=True, exist_ok=True)
         observer = self._start_observer()
         try:

@@ -5,19 +5,24 @@ Pure: built from bytes and the rules, so `check` and a sweep see exactly the sam
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ruamel.yaml.comments import CommentedMap
+
 from memory_curator.core.conditions import is_present
 from memory_curator.core.names import slugify
-from memory_curator.core.notes import Note, all_tags, content_hash, parse
+from memory_curator.core.notes import Note, NotEditable, all_tags, content_hash, edit_frontmatter, parse
 from memory_curator.core.ownership import never_owned
 from memory_curator.core.rules import Rules, Surface
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+NEAR_MISS = 0.8  # difflib ratio from which an unknown key is named as a likely typo
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class Candidate:
     key_problem: str | None
     missing: tuple[str, ...]
     raw: bytes = b""  # the file's bytes as read: what a drop keeps and a review appends to
+    near_misses: tuple[tuple[str, str], ...] = ()  # (key as written, the field it is close to)
 
     @property
     def frontmatter(self) -> Mapping[str, Any]:
@@ -44,13 +50,93 @@ class Candidate:
 def build(raw: bytes | str, inbox_path: str, agent: str, rules: Rules) -> Candidate:
     note = parse(raw)
     digest = content_hash(raw)
+    near: tuple[tuple[str, str], ...] = ()
+    if not note.problem:
+        note = canonical_keys(note, rules.field_names)
+        near = near_misses(note.frontmatter, rules.field_names)
     surface = None if note.problem else infer_surface(note.frontmatter, rules)
     target, problem = (None, None)
     if surface is not None:
         target, problem = target_path(surface, note.frontmatter)
     missing = tuple(f for f in surface.required if not is_present(note.frontmatter.get(f))) if surface else ()
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8")
-    return Candidate(inbox_path, agent, note, digest, surface, target, problem, missing, data)
+    return Candidate(inbox_path, agent, note, digest, surface, target, problem, missing, data, near)
+
+
+def canonical_keys(note: Note, names: tuple[str, ...]) -> Note:
+    """The note with each key that differs from a field the rules name only in case (`Type`,
+    `Source_URL`) spelled as the rules spell it, in its place, its value as written. A key
+    whose canonical spelling is also present is left alone. What a promote writes is this
+    text; the inbox file itself (`Candidate.raw`) is never rewritten."""
+    known = set(names)
+    by_lower: dict[str, str] = {}
+    for name in names:
+        by_lower.setdefault(name.lower(), name)
+    renames: dict[str, str] = {}
+    for key in note.frontmatter:
+        canonical = by_lower.get(key.strip().lower())
+        if key in known or canonical is None or canonical in note.frontmatter or canonical in renames.values():
+            continue
+        renames[key] = canonical
+    if not renames:
+        return note
+
+    def rename(data: CommentedMap) -> None:
+        for key in list(data):
+            if str(key) in renames:
+                data.insert(list(data).index(key), renames[str(key)], data.pop(key))
+
+    try:
+        renamed = parse(edit_frontmatter(note.text, rename))
+    except NotEditable:  # ruamel cannot write it back: the keys are matched, the text kept
+        renamed = note
+    if renamed.problem or any(k in renamed.frontmatter for k in renames):
+        renamed = note
+    frontmatter = {renames.get(k, k): v for k, v in renamed.frontmatter.items()}
+    return dataclasses.replace(renamed, frontmatter=frontmatter)
+
+
+def near_misses(frontmatter: Mapping[str, Any], names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Keys that are no field the rules name but close to one that is missing (`sorce_url`,
+    `entitiy`): a likely typo, named in the reason ("did you mean"), never corrected."""
+    by_lower = {name.lower(): name for name in reversed(names)}
+    out = []
+    for key in frontmatter:
+        if key in names or key.lower() in by_lower:
+            continue
+        close = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=NEAR_MISS)
+        if close and by_lower[close[0]] not in frontmatter:
+            out.append((key, by_lower[close[0]]))
+    return tuple(out)
+
+
+def hints(candidate: Candidate) -> str:
+    """One "`sorce_url`: did you mean `source_url`?" for each near miss ('' for none)."""
+    return "; ".join(f"`{key}`: did you mean `{meant}`?" for key, meant in candidate.near_misses)
+
+
+def with_hints(text: str, candidate: Candidate) -> str:
+    """A reason with the candidate's near misses named after it."""
+    said = hints(candidate)
+    return f"{text} ({said})" if said else text
+
+
+def placement_problem(candidate: Candidate, rules: Rules) -> str | None:
+    """What keeps this candidate from having a durable note's path, in the one wording `run`,
+    `check`, `submit` and `review` use; None when it has one. A missing required field is
+    named before the key it leaves empty (`title`, not `slug`)."""
+    surface = candidate.surface
+    if surface is None:
+        kind = candidate.frontmatter.get("type")
+        what = f"unknown type {kind!r}" if is_present(kind) else "no type"
+        types = ", ".join(s.type for s in rules.surfaces)
+        how = f"set `type` to one of {types} (or give entity and predicate for a fact)"
+        return f"the surface cannot be inferred: {what}: {how}"
+    if candidate.missing:
+        return f"missing required fields for {surface.name}: {', '.join(candidate.missing)}"
+    if candidate.key_problem:
+        return f"no path for {surface.name}: {candidate.key_problem}"
+    return None
 
 
 def infer_surface(frontmatter: Mapping[str, Any], rules: Rules) -> Surface | None:

@@ -37,13 +37,14 @@ def provenance(candidate: Candidate, now: dt.datetime) -> dict[str, Any]:
 
 
 # the only keys a promote may change (docs/merge.md); source_skill and author only when they claim a person
-PROMOTE_OWNS = ("tags", "curated_from", "source_skill", "author")
+PROMOTE_OWNS = ("tags", "aliases", "curated_from", "source_skill", "author")
 
 
 def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
     """The candidate's own text as a durable note: every key keeps its bytes but the ones a
-    promote owns (tags without `#` or `needs-review`; `curated_from` added; the inbox file's
-    `source_skill: human` / `author: user` moved into it), body unchanged."""
+    promote owns (tags without `#` or `needs-review`; the title added to `aliases` when the file
+    name differs from it; `curated_from` added; the inbox file's `source_skill: human` /
+    `author: user` moved into it), body unchanged."""
     text = strip_review_mark(candidate.note.text)  # a person promoting a flagged item
     claimed = claims(candidate.frontmatter)
 
@@ -56,6 +57,9 @@ def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
             data["tags"] = CommentedSeq(_clean_tags(tags))
             if not data["tags"]:
                 del data["tags"]
+        aliases = _aliases(data, candidate.target)
+        if aliases is not None:
+            data["aliases"] = CommentedSeq(aliases)
         data["curated_from"] = CommentedSeq([CommentedMap(provenance(candidate, now))])
 
     try:
@@ -64,8 +68,28 @@ def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
         fm = {k: v for k, v in spelled(candidate.note).items() if k not in ("tags", "curated_from", *claimed)}
         tags = _clean_tags(candidate.frontmatter.get("tags"))
         fm.update({"tags": tags} if tags else {})
+        aliases = _aliases(fm, candidate.target)
+        fm.update({"aliases": aliases} if aliases is not None else {})
         fm["curated_from"] = [provenance(candidate, now)]
         return render(fm, strip_review_mark(candidate.note.body), candidate.note.newline)
+
+
+def _aliases(data: Mapping[str, Any], target: str | None) -> list[Any] | None:
+    """The note's `aliases` with its title (else its name) added, when the file name is not the
+    title, so that `[[Title]]` resolves in Obsidian; None when nothing changes. Every value is
+    kept as written (the title's own spelling included); a single alias becomes a list."""
+    title = next((data[k] for k in ("title", "name") if is_present(data.get(k))), None)
+    if target is None or title is None or isinstance(title, list | dict):
+        return None
+    if str(title) == target.rsplit("/", 1)[-1].removesuffix(".md"):
+        return None
+    current = data.get("aliases")
+    if isinstance(current, dict):
+        return None  # not an alias list Obsidian reads: left as it is
+    known = list(current) if isinstance(current, list) else [current] if is_present(current) else []
+    if str(title) in (str(a) for a in known):
+        return None
+    return [*known, title]
 
 
 def _clean_tags(value: Any) -> list[str]:

@@ -73,6 +73,19 @@ class Cond:
             return inner.facts()
         return set()
 
+    def fields(self) -> set[str]:
+        """The fields this condition looks at (`surface`, `agent` and `body` among them)."""
+        if self.op in ("all", "any"):
+            return set().union(*(c.fields() for c in self.arg)) if self.arg else set()
+        if self.op == "not":
+            inner: Cond = self.arg
+            return inner.fields()
+        if self.op in ("present", "missing"):
+            return {str(name) for name in self.arg}
+        if self.op in ("equals", "in", "at_least", "at_most", "matches"):
+            return {str(name) for name, _ in self.arg}
+        return set()
+
 
 @dataclass(frozen=True)
 class Subject:

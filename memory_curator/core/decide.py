@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard
 
-from memory_curator.core.candidate import Candidate
+from memory_curator.core.candidate import Candidate, placement_problem, with_hints
 from memory_curator.core.conditions import Cond, Subject, evaluate
 from memory_curator.core.facts import Facts
 from memory_curator.core.ownership import claims
@@ -67,9 +67,7 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
     if dropped is not None:
         return dropped
     if candidate.surface is None:
-        kind = candidate.frontmatter.get("type")
-        why = f"unknown type {kind!r}" if kind else "no type, and not an entity/predicate fact"
-        return Decision("needs_review", f"the surface cannot be inferred: {why}")
+        return Decision("needs_review", with_hints(placement_problem(candidate, rules) or "", candidate))
     criteria = evaluate_criteria(rules.criteria, subject, judge)
     named = _judge_relation(candidate, rules, judge, criteria)
     if named is not None:
@@ -82,7 +80,7 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
     failure = f"; {judge.failure}" if judge is not None and judge.failure else ""
     return Decision(
         "needs_review",
-        _review_reason(candidate, rules, criteria, facts) + failure,
+        with_hints(_review_reason(candidate, rules, criteria, facts) + failure, candidate),
         surface,
         candidate.target,
         criteria=criteria,
@@ -97,7 +95,7 @@ def _drop(
             surface = candidate.surface.name if candidate.surface else None
             return Decision(
                 "drop",
-                _reason(rule, facts),
+                with_hints(_reason(rule, facts), candidate),  # a typo'd key that made it drop is named
                 surface,
                 rule=rule.id,
                 explanation=(rule.when.text,) if rule.when else ("cited by the judge",),
@@ -215,7 +213,7 @@ def _review_reason(candidate: Candidate, rules: Rules, criteria: Mapping[str, Va
         value = criteria.get(criterion.name)
         if value is True:
             continue
-        detail = _detail(criterion.name, candidate, facts)
+        detail = _detail(criterion.name, candidate, rules, facts)
         state = "undecided" if value is None else "not"
         parts.append(f"{criterion.label} {state}" if value is None else f"{state} {criterion.label}")
         if detail:
@@ -223,12 +221,9 @@ def _review_reason(candidate: Candidate, rules: Rules, criteria: Mapping[str, Va
     return "; ".join(parts) or "no criterion failed, yet not all passed"
 
 
-def _detail(name: str, candidate: Candidate, facts: Facts) -> str:
+def _detail(name: str, candidate: Candidate, rules: Rules, facts: Facts) -> str:
     if name == "specific":
-        if candidate.key_problem:
-            return candidate.key_problem
-        if candidate.missing:
-            return "missing " + ", ".join(candidate.missing)
+        return placement_problem(candidate, rules) or ""
     if name == "novel":
         if facts.existing is not None:
             return f"a note with this key exists: {facts.existing.path}"

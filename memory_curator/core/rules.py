@@ -7,8 +7,10 @@ import math
 import re
 import string
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 _Settings = TypeVar("_Settings", bound="DataclassInstance")  # Settings or JudgeSettings
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 _BLOCK = re.compile(r"^(```+|~~~+)[ \t]*yaml[ \t]+curator-rules[ \t]*\r?$", re.MULTILINE)
 OUTCOMES = ("pass", "fail", "undecided")
@@ -30,6 +34,13 @@ DEADLINE_MAX_SECONDS = 3600.0  # judge.deadline_seconds: one hour is already far
 SECONDS_MAX = 30 * 86400.0  # settle, ceiling and reconcile times: a month is already far more than any vault needs
 NEIGHBOURS_MAX = 1000
 RULES_MAX_BYTES = 1 << 20  # a rules file is a note a person edits: 1 MiB is far more than one needs
+# the frontmatter keys the curator itself reads (identity, provenance, merge), whatever the rules say
+CURATOR_FIELDS = (
+    "type", "title", "name", "slug", "date", "entity", "predicate", "value", "topic",
+    "source_url", "sources", "source_kind", "confidence", "observed_at", "captured_at",
+    "tags", "aliases", "participants", "roles", "source_skill", "author", "load_bearing",
+)  # fmt: skip
+NOT_KEYS = ("surface", "agent", "body")  # what conditions see besides the frontmatter
 
 
 @dataclass(frozen=True)
@@ -102,7 +113,22 @@ class Rules:
 
     def surface_for_type(self, value: Any) -> Surface | None:
         wanted = str(value).strip().lower()
-        return next((s for s in self.surfaces if wanted in (s.type, s.name)), None)
+        return next((s for s in self.surfaces if wanted in (s.type.lower(), s.name.lower())), None)
+
+    @cached_property
+    def field_names(self) -> tuple[str, ...]:
+        """Every frontmatter key these rules name (a surface's key, required fields and path
+        placeholders, a condition's fields) and the curator's own: what a candidate's keys are
+        matched against, case-insensitively (`candidate.build`)."""
+        names: dict[str, None] = {}
+        for surface in self.surfaces:
+            names.update(dict.fromkeys([*surface.key, *surface.required, *(f for f, _ in surface.placeholders())]))
+        conds = [c for r in self.drop_rules for c in (r.when,) if c is not None]
+        conds += [c for k in self.criteria for c in (k.fail, k.undecided, k.passes) if c is not None]
+        for cond in conds:
+            names.update(dict.fromkeys(sorted(cond.fields())))
+        names.update(dict.fromkeys(CURATOR_FIELDS))
+        return tuple(n for n in names if n not in NOT_KEYS)
 
     def surface_named(self, name: str) -> Surface | None:
         return next((s for s in self.surfaces if s.name == name), None)
@@ -165,8 +191,22 @@ def _machine_block(text: str, origin: str) -> tuple[str, int, str]:
 
 
 class _Builder:
+    """Builds `Rules` from the loaded block, going on past a problem (each surface, criterion,
+    drop rule and setting is checked on its own) so that one pass finds every problem."""
+
     def __init__(self, origin: str, first_line: int) -> None:
         self.origin, self.first_line = origin, first_line
+        self.problems: list[RulesError] = []
+
+    def attempt(self, build: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T | None:
+        """`build(...)`, or None with its problem noted."""
+        try:
+            return build(*args, **kwargs)
+        except ConditionError as exc:
+            self.problems.append(RulesError(self.origin, str(exc), self.abs_line(exc.line)))
+        except RulesError as exc:
+            self.problems.extend(exc.problems)
+        return None
 
     def abs_line(self, block_line: int | None) -> int | None:
         return None if block_line is None else self.first_line + block_line - 1
@@ -176,32 +216,42 @@ class _Builder:
 
     def build(self, data: Any, prose: str, digest: str) -> Rules:
         unknown = set(data) - {"version", "surfaces", "criteria", "drop_rules", "settings"}
-        if unknown:
-            key = sorted(unknown)[0]
-            raise self.fail(f"unknown section {key!r}", data, key)
-        surfaces = self.surfaces(data.get("surfaces"), data)
-        criteria = self.criteria(data.get("criteria"), data)
-        drops = self.drop_rules(data.get("drop_rules") or [])
-        settings = self.settings(data.get("settings") or {})
+        for key in sorted(unknown, key=str):
+            self.problems.append(self.fail(f"unknown section {key!r}", data, key))
+        surfaces = self.attempt(self.surfaces, data.get("surfaces"), data)
+        criteria = self.attempt(self.criteria, data.get("criteria"), data)
+        drops = self.attempt(self.drop_rules, data.get("drop_rules") or [])
+        settings = self.attempt(self.settings, data.get("settings") or {})
+        if self.problems:
+            found = sorted(self.problems, key=lambda p: p.line or 0)
+            first = found[0]
+            raise first if len(found) == 1 else RulesError(first.path, first.message, first.line, tuple(found))
+        assert surfaces is not None and criteria is not None and drops is not None and settings is not None
         return Rules(self.origin, prose, surfaces, criteria, drops, settings, digest)
 
     def surfaces(self, raw: Any, parent: Any) -> tuple[Surface, ...]:
         if not isinstance(raw, dict) or not raw:
             raise self.fail("'surfaces' must map surface names to their settings", parent, "surfaces")
-        out = []
-        for name, spec in raw.items():
-            if not isinstance(spec, dict) or not {"type", "path", "key"} <= set(spec):
-                raise self.fail(f"surface {name!r} needs type, path and key", raw, name)
-            surface = Surface(
-                str(name),
-                str(spec["type"]),
-                str(spec["path"]),
-                tuple(_names(spec["key"])),
-                tuple(_names(spec.get("required", []))),
-            )
-            self._check_template(surface, raw, name)
-            out.append(replace(surface, curated=self._curated(surface, spec)))
-        return tuple(out)
+        out = [self.attempt(self._surface, name, spec, raw) for name, spec in raw.items()]
+        return tuple(s for s in out if s is not None)
+
+    def _surface(self, name: Any, spec: Any, raw: Any) -> Surface:
+        if not isinstance(spec, dict) or not {"type", "path", "key"} <= set(spec):
+            raise self.fail(f"surface {name!r} needs type, path and key", raw, name)
+        surface = Surface(
+            str(name),
+            str(spec["type"]),
+            str(spec["path"]),
+            tuple(_names(spec["key"])),
+            tuple(_names(spec.get("required", []))),
+        )
+        self._check_template(surface, raw, name)
+        unused = [k for k in surface.key if k not in {hole for hole, _ in surface.placeholders()}]
+        if unused:  # the identity would not name the file: two notes with different keys, one path
+            why = f"key field {unused[0]!r} is not in its path template ({surface.path})"
+            node, at = (spec, "key") if _line(spec, "key") else (raw, name)
+            raise self.fail(f"surface {surface.name!r}: {why}", node, at)
+        return replace(surface, curated=self._curated(surface, spec))
 
     def _check_template(self, surface: Surface, raw: Any, name: Any) -> None:
         try:
@@ -238,29 +288,28 @@ class _Builder:
             raise self.fail("'criteria' must map criterion names to conditions", parent, "criteria")
         missing = [c for c in CRITERIA if c not in raw]
         if missing:
-            raise self.fail(f"criteria missing: {', '.join(missing)}", parent, "criteria")
-        out = []
-        for name, spec in raw.items():
-            if not isinstance(spec, dict):
-                raise self.fail(f"criterion {name!r} must be a mapping", raw, name)
-            unknown = set(spec) - {"label", "pass", "fail", "undecided", "otherwise"}
-            if unknown:
-                raise self.fail(f"criterion {name!r}: unknown key {sorted(unknown)[0]!r}", spec, sorted(unknown)[0])
-            otherwise = str(spec.get("otherwise", "fail"))
-            if otherwise not in OUTCOMES:
-                raise self.fail(f"criterion {name!r}: otherwise must be one of {OUTCOMES}", spec, "otherwise")
-            conds = {k: self.cond(spec, k) for k in ("pass", "fail", "undecided")}
-            out.append(
-                Criterion(
-                    str(name),
-                    str(spec.get("label", name)),
-                    conds["fail"],
-                    conds["undecided"],
-                    conds["pass"],
-                    otherwise,
-                )
-            )
-        return tuple(out)
+            self.problems.append(self.fail(f"criteria missing: {', '.join(missing)}", parent, "criteria"))
+        out = [self.attempt(self._criterion, name, spec, raw) for name, spec in raw.items()]
+        return tuple(c for c in out if c is not None)
+
+    def _criterion(self, name: Any, spec: Any, raw: Any) -> Criterion:
+        if not isinstance(spec, dict):
+            raise self.fail(f"criterion {name!r} must be a mapping", raw, name)
+        unknown = set(spec) - {"label", "pass", "fail", "undecided", "otherwise"}
+        if unknown:
+            raise self.fail(f"criterion {name!r}: unknown key {sorted(unknown)[0]!r}", spec, sorted(unknown)[0])
+        otherwise = str(spec.get("otherwise", "fail"))
+        if otherwise not in OUTCOMES:
+            raise self.fail(f"criterion {name!r}: otherwise must be one of {OUTCOMES}", spec, "otherwise")
+        conds = {k: self.cond(spec, k) for k in ("pass", "fail", "undecided")}
+        return Criterion(
+            str(name),
+            str(spec.get("label", name)),
+            conds["fail"],
+            conds["undecided"],
+            conds["pass"],
+            otherwise,
+        )
 
     def cond(self, spec: Any, key: str) -> Cond | None:
         if key not in spec or spec[key] is None:
@@ -271,23 +320,27 @@ class _Builder:
         if not isinstance(raw, list):
             raise self.fail("'drop_rules' must be a list")
         out: list[DropRule] = []
+        seen: set[str] = set()
         for index, spec in enumerate(raw):
-            line = _item(raw, index)
-            if not isinstance(spec, dict) or "id" not in spec or "reason" not in spec:
-                raise RulesError(self.origin, "each drop rule needs an id and a reason", self.abs_line(line))
-            rule_id = str(spec["id"])
-            if any(r.id == rule_id for r in out):
-                raise self.fail(f"duplicate drop rule id {rule_id!r}", spec, "id")
-            judge_only = bool(spec.get("judge_only", False))
-            when = self.cond(spec, "when")
-            if when is None and not judge_only:
-                raise self.fail(f"drop rule {rule_id!r} needs 'when' (or judge_only: true)", spec, "id")
-            if when is not None and "near_duplicate" in when.facts():
-                raise self.fail(
-                    f"drop rule {rule_id!r} uses near_duplicate: similarity alone never drops", spec, "when"
-                )
-            out.append(DropRule(rule_id, str(spec["reason"]), when, judge_only))
+            rule = self.attempt(self._drop_rule, spec, _item(raw, index), seen)
+            if rule is not None:
+                out.append(rule)
         return tuple(out)
+
+    def _drop_rule(self, spec: Any, line: int | None, seen: set[str]) -> DropRule:
+        if not isinstance(spec, dict) or "id" not in spec or "reason" not in spec:
+            raise RulesError(self.origin, "each drop rule needs an id and a reason", self.abs_line(line))
+        rule_id = str(spec["id"])
+        if rule_id in seen:
+            raise self.fail(f"duplicate drop rule id {rule_id!r}", spec, "id")
+        seen.add(rule_id)
+        judge_only = bool(spec.get("judge_only", False))
+        when = self.cond(spec, "when")
+        if when is None and not judge_only:
+            raise self.fail(f"drop rule {rule_id!r} needs 'when' (or judge_only: true)", spec, "id")
+        if when is not None and "near_duplicate" in when.facts():
+            raise self.fail(f"drop rule {rule_id!r} uses near_duplicate: similarity alone never drops", spec, "when")
+        return DropRule(rule_id, str(spec["reason"]), when, judge_only)
 
     def settings(self, raw: Any) -> Settings:
         """Typed and range-checked here, by the same checks `run` applies (settings_problem,
@@ -298,8 +351,11 @@ class _Builder:
         if not isinstance(judge_raw, dict):
             raise self.fail("'judge' must be a mapping of judge settings", raw, "judge")
         base = {k: v for k, v in raw.items() if k != "judge"}
+        before = len(self.problems)
         settings = self._typed(Settings(), base, raw)
         judge = self._typed(JudgeSettings(), judge_raw, judge_raw)
+        if len(self.problems) > before:  # a value of the wrong type: its range means nothing yet
+            return settings
         for problem, node in ((settings_problem(settings), raw), (judge_problem(judge), judge_raw)):
             if problem:
                 name, why = problem
@@ -312,9 +368,11 @@ class _Builder:
         out = {}
         for key, value in values.items():
             if key not in known or key == "judge":
-                raise self.fail(f"unknown setting {key!r}", node, key)
-            current = getattr(default, key)
-            out[key] = self._coerce(key, value, current, node)
+                self.problems.append(self.fail(f"unknown setting {key!r}", node, key))
+                continue
+            coerced = self.attempt(self._coerce, key, value, getattr(default, key), node)
+            if coerced is not None or value is None:
+                out[key] = coerced
         return replace(default, **out)
 
     def _coerce(self, key: str, value: Any, current: Any, node: Any) -> Any:

@@ -33,7 +33,7 @@ from memory_curator.index.rows import (
     text_hash,
     tokens,
 )
-from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Refresh, read_note
+from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Progress, Refresh, read_note
 from memory_curator.store.writer import FILES, Files
 
 MIN_SCORE = 0.0005  # below this a "neighbour" shares only words most notes hold
@@ -61,8 +61,10 @@ class IndexQuerier:
         index: Index | None = None,
         clock: Clock = SystemClock(),
         files: Files = FILES,
+        progress: Progress | None = None,
     ) -> None:
         self.root, self.rules, self.state, self.clock, self.files = root, rules, state, clock, files
+        self.progress = progress
         self.layout = index.layout if index is not None else Layout(rules)
         self._index = index
         self.refreshed: Refresh | None = None
@@ -80,7 +82,7 @@ class IndexQuerier:
     def index(self) -> Index:
         if self._index is None:
             try:
-                index = Index(self.root, self.rules, self.state, self.clock, self.files)
+                index = Index(self.root, self.rules, self.state, self.clock, self.files, self.progress)
                 self.refreshed = index.refresh()
             except (sqlite3.Error, OSError) as exc:
                 raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None

@@ -18,7 +18,7 @@ import queue
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,8 @@ SCHEMA_VERSION = 1
 FILE_NAME = "index.sqlite3"
 RACY_NS = 2_000_000_000
 BATCH = 500
+PROGRESS_NOTES = 300  # "more than a few hundred notes": a build or refresh that long shows a bar
+Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[int], None]]]  # total -> advance(n)
 HASH_BYTES = 32 * 1024 * 1024  # FTS5 buffers this much before writing a segment: half the CPU of 1 MB
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -179,10 +181,17 @@ class Index:
     """The SQLite file and its upkeep. `refresh()` before asking; `IndexQuerier` asks."""
 
     def __init__(
-        self, root: Path, rules: Rules, state: Path, clock: Clock = SystemClock(), files: Files = FILES
+        self,
+        root: Path,
+        rules: Rules,
+        state: Path,
+        clock: Clock = SystemClock(),
+        files: Files = FILES,
+        progress: Progress | None = None,
     ) -> None:
         self.root = root.resolve()
         self.files = files  # the writer's recipe for the rebuilt file
+        self.progress = progress  # a bar for a build or refresh that reads many notes (a terminal only)
         self.clock = clock  # the `built`/`refreshed` stamps, durations, and which mtimes are too recent
         self.layout = Layout(rules)
         self.rules = rules
@@ -338,11 +347,18 @@ class Index:
     def _insert(
         self, conn: sqlite3.Connection, files: dict[str, tuple[int, int]], first_id: int, count_terms: bool
     ) -> Counter[str]:
-        """Read, describe and insert these notes; the document frequencies they add."""
+        """Read, describe and insert these notes; the document frequencies they add. More than
+        `PROGRESS_NOTES` of them: the context's bar (if any) advances batch by batch."""
         delta: Counter[str] = Counter()
-        for batch in self._described(files, first_id, delta if count_terms else None):
-            for statement, rows in zip((_INSERT_NOTES, _INSERT_FTS, _INSERT_NAMES), batch, strict=True):
-                conn.execute(statement, (rows,))
+        bar = self.progress if self.progress is not None and len(files) > PROGRESS_NOTES else _no_bar
+        with bar(len(files)) as advance:
+            left = len(files)
+            for batch in self._described(files, first_id, delta if count_terms else None):
+                for statement, rows in zip((_INSERT_NOTES, _INSERT_FTS, _INSERT_NAMES), batch, strict=True):
+                    conn.execute(statement, (rows,))
+                advance(min(BATCH, left))
+                left -= min(BATCH, left)
+            advance(left)  # notes that could not be read count as done
         return delta
 
     def _described(
@@ -426,6 +442,11 @@ class Index:
             "built": meta.get("built"),
             "refreshed": meta.get("refreshed") or meta.get("built"),
         }
+
+
+@contextlib.contextmanager
+def _no_bar(total: int) -> Iterator[Callable[[int], None]]:
+    yield lambda done: None
 
 
 def _encode(batch: list[_Prepared]) -> _Batch:

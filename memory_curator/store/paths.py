@@ -17,13 +17,27 @@ def find_root(start: Path | None = None, explicit: str | os.PathLike[str] | None
     if chosen:
         root = Path(chosen).expanduser()
         if not root.is_dir():
-            raise VaultNotFound(f"{root}: the vault folder does not exist")
-        return root.resolve()
+            raise VaultNotFound(f"{root}: the vault folder does not exist", file=root)
+        return require_vault(root.resolve())
     here = (start or Path.cwd()).resolve()
     for folder in [here, *here.parents] if here.is_dir() else list(here.parents):
-        if (folder / INBOX).is_dir() or (folder / RULES_PATH).is_file():
+        if is_vault(folder):
             return folder
-    raise VaultNotFound(f"{here}: no vault found (no _inbox/ or {RULES_PATH} here or above); use --vault")
+    raise VaultNotFound(f"{here}: no vault found (no _inbox/ or {RULES_PATH} here or above); use --vault", file=here)
+
+
+def is_vault(root: Path) -> bool:
+    return (root / INBOX).is_dir() or (root / RULES_PATH).is_file()
+
+
+def require_vault(root: Path) -> Path:
+    """`root`, refused unless it holds `_inbox/` or the rules file: every command but `init`
+    refuses a folder that is not a vault, before it creates anything (state, `_inbox/`)."""
+    if not is_vault(root):
+        raise VaultNotFound(
+            f"not a vault: {root} has no {INBOX}/ and no {RULES_PATH} (run `memory-curator init {root}`)", file=root
+        )
+    return root
 
 
 def safe_join(root: Path, relative: str) -> Path:

@@ -66,10 +66,35 @@ def sweep_lock(folder: Path, clock: Clock, wait: bool = False) -> Iterator[None]
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
-            raise LockBusy(f"another sweep holds the lock ({lock_holder(folder) or 'unknown holder'})") from None
+            holder = lock_holder(folder) or "unknown holder"
+            raise LockBusy(f"another sweep holds the lock ({holder})", file=path) from None
         handle.seek(0)
         handle.truncate()
         handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": iso(clock.now())}))
+        handle.flush()
+        yield
+    finally:
+        handle.close()
+
+
+@contextmanager
+def watcher_lock(folder: Path) -> Iterator[None]:
+    """One `watch` per vault: an exclusive flock on `<state>/watch.lock`, held while the watcher
+    runs (the kernel releases it on any exit); a second watcher gets `LockBusy` (exit 75)."""
+    path = folder / "watch.lock"
+    handle: IO[str] = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole watch
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown holder"
+            raise LockBusy(f"another watch of this vault is running ({holder})") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
         handle.flush()
         yield
     finally:
