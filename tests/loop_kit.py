@@ -111,6 +111,15 @@ def flag(root: Path, write_candidate: Callable[..., Path], invoke: Callable[...,
     return paths
 
 
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The real entry point in-process (its one error boundary and exit codes): code, out, err."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as ended:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(ended.value.code or 0), out, err
+
+
 def fail(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     """Run the real entry point (the one error boundary); return (exit code, stderr)."""
     with pytest.raises(SystemExit) as info:

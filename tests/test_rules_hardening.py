@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 from fake_schedulers import Fakes, install_fakes
-from loop_kit import CONTRADICTION
+from loop_kit import CONTRADICTION, cli
 
-from memory_curator.cli.app import main
 from memory_curator.core import candidate as cand
 from memory_curator.core.compose import DROP_MARK, REVIEW_MARK
 from memory_curator.store.rules_file import load
@@ -29,15 +28,6 @@ RULES = "_meta/inbox-rules.md"
 def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fakes:
     """`doctor` and `status` read the schedule: never the real crontab, launchctl or systemctl."""
     return install_fakes(tmp_path / "fakes", monkeypatch)
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """The real entry point in-process (its one error boundary and exit codes): code, out, err."""
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as ended:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(ended.value.code or 0), out, err
 
 
 def cli_process(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:

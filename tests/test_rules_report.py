@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from fake_schedulers import Fakes, install_fakes
+from loop_kit import cli
 
-from memory_curator.cli.app import main
 from memory_curator.core.errors import RulesError
 from memory_curator.core.rules import parse
 from memory_curator.store.rules_file import DEFAULT_RULES
@@ -36,14 +36,6 @@ def broken(text: str = DEFAULT_TEXT) -> str:
         assert old in text
         text = text.replace(old, new, 1)
     return text
-
-
-def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as ended:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return int(ended.value.code or 0), out, err
 
 
 def test_every_error_in_one_pass_with_its_line() -> None:

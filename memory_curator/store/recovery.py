@@ -63,7 +63,7 @@ def recover(root: Path, state: Path, journal: Journal, files: Files) -> Recovery
     with contextlib.suppress(OSError):
         _save_holds(root, state, out.reviewed, files)
         for temp in _state_temps(state, files):
-            files._unlink_quietly(temp)
+            files.unlink_quietly(temp)
         journal.set_checkpoint(journal.size() if retry_from is None else retry_from)
     return out
 
@@ -136,7 +136,7 @@ def _sweep_temps(root: Path, files: Files, steps: list[dict[str, Any]]) -> list[
     folders = {p.parent for p in (_path(root, s.get("path")) for s in steps) if p is not None}
     for folder in sorted(folders):
         for temp in files.stray_temps(folder):
-            files._unlink_quietly(temp)
+            files.unlink_quietly(temp)
             notes.append(f"removed stray temp file {relpath(root, temp)}")
     return notes
 

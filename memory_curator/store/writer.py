@@ -88,7 +88,7 @@ class Files:
             finally:
                 self.os.close(fd)
         except BaseException:
-            self._unlink_quietly(Path(temp))
+            self.unlink_quietly(Path(temp))
             raise
         return Path(temp)
 
@@ -97,7 +97,7 @@ class Files:
         while view:
             view = view[self.os.write(fd, view) :]
 
-    def _unlink_quietly(self, path: Path) -> None:
+    def unlink_quietly(self, path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.os.unlink(path)
 
@@ -114,7 +114,7 @@ class Files:
         try:
             self.os.link(temp, path)
         finally:
-            self._unlink_quietly(temp)
+            self.unlink_quietly(temp)
         self.fsync_dir(path.parent)
 
     def create_unique(self, path: Path, data: bytes) -> Path:
@@ -132,7 +132,7 @@ class Files:
             else:
                 raise Conflict(f"no free name for {path.name}")
         finally:
-            self._unlink_quietly(temp)
+            self.unlink_quietly(temp)
         self.fsync_dir(path.parent)
         return target
 
@@ -148,7 +148,7 @@ class Files:
                 raise Conflict(f"{path.name} changed since it was read")
             self.os.replace(temp, path)
         except BaseException:
-            self._unlink_quietly(temp)
+            self.unlink_quietly(temp)
             raise
         self.fsync_dir(path.parent)
 
@@ -195,7 +195,7 @@ class Files:
         try:
             self.os.replace(temp, path)
         except BaseException:
-            self._unlink_quietly(temp)
+            self.unlink_quietly(temp)
             raise
         self.fsync_dir(path.parent)
 
