@@ -1,0 +1,286 @@
+"""Score the curator on the labeled novelty set (see README.md beside this file).
+
+    python tests/novelty/score.py [--cli "memory-curator"] [--out scores.json] [--sets main,template,retitled]
+
+Each set runs on a fresh copy of the real vault (plus `owned/`, the curator-owned notes) through
+`<cli> init` and `<cli> run --no-judge --settle 0 --json`, with a temporary state directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+REAL_VAULT = HERE.parents[2] / "shared" / "real-vaults" / "obsidian-help-en"
+DUPLICATES = ("exact_duplicate", "paraphrased_duplicate")
+COPIES = 300
+
+
+def abouts(label: dict[str, Any]) -> list[str]:
+    """The acceptable `about` notes of a label (a path, a list of paths, or null)."""
+    about = label.get("about")
+    return [about] if isinstance(about, str) else list(about or [])
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def body_of(text: str) -> str:
+    if text.startswith("---\n") and "\n---\n" in text[3:]:
+        return text[text.index("\n---\n", 3) + 5 :]
+    return text
+
+
+class Run:
+    """One vault copy under `work`: init, owned notes, candidates, one sweep."""
+
+    def __init__(self, cli: list[str], source: Path, work: Path) -> None:
+        self.cli, self.work, self.vault, self.state = cli, work, work / "vault", work / "state"
+        shutil.copytree(source, self.vault, symlinks=True)
+        self.original = digests(self.vault)
+        self.call("init", "--vault", str(self.vault))
+        shutil.copytree(HERE / "owned", self.vault, dirs_exist_ok=True)
+
+    def call(self, *args: str) -> str:
+        done = subprocess.run(
+            [*self.cli, *args], capture_output=True, text=True, timeout=900, check=False, cwd=self.work
+        )  # not the checkout: `python -m` would import the code beside it
+        if done.returncode != 0:
+            raise RuntimeError(f"{shlex.join([*self.cli, *args])} exited {done.returncode}: {done.stderr[-2000:]}")
+        return done.stdout
+
+    def add(self, rel: str, text: str) -> None:
+        path = self.vault / "_inbox" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def sweep(self) -> dict[str, dict[str, Any]]:
+        out = json.loads(
+            self.call(
+                "run",
+                "--vault",
+                str(self.vault),
+                "--no-judge",
+                "--settle",
+                "0",
+                "--json",
+                "--state-dir",
+                str(self.state),
+            )
+        )
+        agents = out.get("agents", [out])
+        return {a["inbox_path"]: a for agent in agents for a in agent.get("actions", [])}
+
+    def review_text(self, action: dict[str, Any]) -> str:
+        """The JSON reason plus the candidate's uncertainty lines, as a person would read them."""
+        path = self.vault / action["inbox_path"]
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines() if path.is_file() else []
+        return "\n".join([str(action.get("reason", "")), *(ln for ln in lines if "curator uncertainty" in ln)])
+
+    def on_disk(self, action: dict[str, Any]) -> bool:
+        """Whether the candidate's fate on disk matches its verdict."""
+        inbox = (self.vault / str(action["inbox_path"])).is_file()
+        verdict = str(action["verdict"])
+        if verdict in ("promote", "patch"):
+            return not inbox and (self.vault / str(action.get("target_path"))).is_file()
+        if verdict == "drop":
+            return not inbox and (self.vault / str(action.get("moved_to"))).is_file()
+        return inbox
+
+
+def names(text: str, notes: Iterable[str]) -> bool:
+    return any(n in text or n.removesuffix(".md") in text for n in notes)
+
+
+def score_main(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
+    labels: dict[str, dict[str, Any]] = yaml.safe_load((HERE / "labels.yaml").read_text(encoding="utf-8"))
+    run = Run(cli, source, work)
+    for rel in labels:
+        run.add(rel, (HERE / "candidates" / rel).read_text(encoding="utf-8"))
+    actions = run.sweep()
+    after = digests(run.vault)
+    changed = sorted(p for p, h in run.original.items() if after.get(p) != h)
+    items: list[dict[str, Any]] = []
+    classes: dict[str, dict[str, int]] = {}
+    for rel, label in labels.items():
+        action = actions.get(f"_inbox/{rel}", {"verdict": "missing", "inbox_path": f"_inbox/{rel}"})
+        verdict, about = action["verdict"], abouts(label)
+        item = {
+            "file": rel,
+            "class": label["class"],
+            "careless": label["careless"],
+            "verdict": verdict,
+            "acceptable": verdict in label["accept"],
+            "target": action.get("target_path"),
+            "reason": action.get("reason"),
+            "on_disk": verdict != "missing" and run.on_disk(action),
+        }
+        item["wrong_drop"] = verdict == "drop" and "drop" not in label["accept"]
+        item["duplicate_promoted"] = label["class"] in DUPLICATES and verdict == "promote"
+        item["second_note"] = bool(about) and verdict == "promote"
+        # a patch into a note about another subject: neither the labeled target nor a note it is about
+        allowed = {label.get("patch_target"), *about}
+        item["wrong_patch"] = verdict == "patch" and action.get("target_path") not in allowed
+        if verdict == "needs_review" and about:
+            item["names_about"] = names(run.review_text(action), about)
+        items.append(item)
+        c = classes.setdefault(label["class"], {"n": 0, "acceptable": 0})
+        c["n"] += 1
+        c["acceptable"] += item["acceptable"]
+    n = len(items)
+    named = [i["names_about"] for i in items if "names_about" in i]
+    review = sum(i["verdict"] == "needs_review" for i in items) / n
+    floor = sum(bool(lb.get("review_only")) for lb in labels.values()) / n
+    careless = [i for i in items if i["careless"]]
+    return {
+        "n": n,
+        "acceptable": sum(i["acceptable"] for i in items) / n,
+        "acceptable_careless": sum(i["acceptable"] for i in careless) / max(1, len(careless)),
+        "per_class": {k: {**v, "fraction": v["acceptable"] / v["n"]} for k, v in sorted(classes.items())},
+        "verdicts": {v: sum(i["verdict"] == v for i in items) for v in sorted({i["verdict"] for i in items})},
+        "wrong_drops": sum(i["wrong_drop"] for i in items),
+        "duplicates_promoted": sum(i["duplicate_promoted"] for i in items),
+        "second_notes": sum(i["second_note"] for i in items),
+        "wrong_patches": sum(i["wrong_patch"] for i in items),
+        "person_notes_identical": not changed,
+        "person_notes_changed": changed,
+        "review_fraction": review,
+        "review_floor": floor,
+        "review_ratio": review / floor if floor else None,
+        "review_named": sum(named) / len(named) if named else None,
+        "review_named_n": len(named),
+        "fate_mismatches": [i["file"] for i in items if not i["on_disk"]],
+        "items": items,
+    }
+
+
+def score_template(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
+    run = Run(cli, source, work)
+    for n in range(1, COPIES + 1):
+        run.add(
+            f"catalog-agent/widget-{n}.md",
+            f"---\ntype: fact\nentity: widget-{n}\npredicate: size\nvalue: {n * 3 + 7} mm\n"
+            f"source_url: https://parts.acme-industrial.com/catalog/widget-{n}\nconfidence: 2\n---\n"
+            f"Catalog entry for widget {n}.\n",
+        )
+    verdicts = [a["verdict"] for a in run.sweep().values()]
+    return {
+        "n": COPIES,
+        "promoted": verdicts.count("promote"),
+        "verdicts": {v: verdicts.count(v) for v in sorted(set(verdicts))},
+    }
+
+
+def score_retitled(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
+    """300 verbatim bodies of vault notes, each under a new title as a sourced research note (promotable were it
+    new): none may be promoted or patched."""
+    notes = [
+        p
+        for p in sorted(source.rglob("*.md"))
+        if ".obsidian" not in p.parts and len(body_of(p.read_text(encoding="utf-8")).strip()) >= 80
+    ]
+    run = Run(cli, source, work)
+    origin = {}
+    for i in range(COPIES):
+        note = notes[i % len(notes)]
+        origin[f"_inbox/clipper/saved-page-{i:03d}.md"] = note.relative_to(source).as_posix()
+        run.add(
+            f"clipper/saved-page-{i:03d}.md",
+            f"---\ntype: research\ntopic: saved-pages\ntitle: Saved page {i:03d}\n"
+            f"source_url: https://help.obsidian.md/{quote(note.stem)}\nconfidence: 2\n---\n"
+            + body_of(note.read_text(encoding="utf-8")),
+        )
+    actions = run.sweep()
+    verdicts = [actions[p]["verdict"] if p in actions else "missing" for p in origin]
+    reviewed = [p for p in origin if actions.get(p, {}).get("verdict") == "needs_review"]
+    return {
+        "n": COPIES,
+        "caught": sum(v in ("drop", "needs_review") for v in verdicts),
+        "verdicts": {v: verdicts.count(v) for v in sorted(set(verdicts))},
+        "review_named": sum(names(run.review_text(actions[p]), [origin[p]]) for p in reviewed),
+    }
+
+
+def pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def table(result: dict[str, Any]) -> str:
+    rows = [("set", "figure", "value")]
+    m = result.get("main")
+    if m:
+        rows += [
+            ("main", "candidates", str(m["n"])),
+            ("main", "acceptable verdicts", pct(m["acceptable"])),
+            ("main", "acceptable (careless only)", pct(m["acceptable_careless"])),
+            *(("main", f"acceptable: {k}", f"{v['acceptable']}/{v['n']}") for k, v in m["per_class"].items()),
+            ("main", "verdicts", ", ".join(f"{k} {v}" for k, v in m["verdicts"].items())),
+            ("main", "wrong drops", str(m["wrong_drops"])),
+            ("main", "duplicates promoted", str(m["duplicates_promoted"])),
+            ("main", "second notes for a subject", str(m["second_notes"])),
+            ("main", "patches into another note", str(m["wrong_patches"])),
+            ("main", "person's notes byte-identical", "yes" if m["person_notes_identical"] else "NO"),
+            (
+                "main",
+                "review fraction / floor",
+                f"{pct(m['review_fraction'])} / {pct(m['review_floor'])} (x{m['review_ratio']:.2f})",
+            ),
+            ("main", "needs_review naming the right note", f"{pct(m['review_named'])} of {m['review_named_n']}"),
+            ("main", "fate on disk differs from verdict", str(len(m["fate_mismatches"]))),
+        ]
+    if "template" in result:
+        t = result["template"]
+        rows.append(("template", "widget-N facts promoted", f"{t['promoted']}/{t['n']}"))
+    if "retitled" in result:
+        r = result["retitled"]
+        rows.append(("retitled", "retitled copies caught (not promoted)", f"{r['caught']}/{r['n']}"))
+        rows.append(("retitled", "verdicts", ", ".join(f"{k} {v}" for k, v in r["verdicts"].items())))
+        rows.append(("retitled", "needs_review naming the copied note", str(r["review_named"])))
+    lines = [f"| {' | '.join(r)} |" for r in rows]
+    lines.insert(1, "|---|---|---|")
+    return "\n".join(lines) + f"\n\n{result['seconds']:.1f} s, cli: `{result['cli']}`\n"
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cli", default="memory-curator", help="the command that runs the curator")
+    parser.add_argument("--out", type=Path, help="write the scores as JSON here")
+    parser.add_argument("--vault-src", type=Path, default=REAL_VAULT, help="the real vault to copy")
+    parser.add_argument("--sets", default="main,template,retitled", help="comma-separated: main,template,retitled")
+    args = parser.parse_args(argv)
+    cli, start = shlex.split(args.cli), time.monotonic()
+    scorers = {"main": score_main, "template": score_template, "retitled": score_retitled}
+    result: dict[str, Any] = {"cli": args.cli}
+    with tempfile.TemporaryDirectory(prefix="novelty-") as tmp:
+        for name in args.sets.split(","):
+            work = Path(tmp) / name
+            work.mkdir()
+            result[name] = scorers[name](cli, args.vault_src, work)
+    result["seconds"] = time.monotonic() - start
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(table(result))
+    return result
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,58 @@
+"""Issue 16's floors on the labeled novelty set (tests/novelty/), scored against the live code without a
+judge: the scorer runs `python -m memory_curator` (this checkout) on copies of the real Obsidian Help vault."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.xfail(strict=False, reason="issue 16 in progress")
+
+SCORER = Path(__file__).resolve().parent / "novelty" / "score.py"
+
+
+def scorer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("novelty_score", SCORER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def score(real_vault: Path, tmp_path: Path, sets: str) -> dict[str, Any]:
+    cli = f"{sys.executable} -m memory_curator"
+    result: dict[str, Any] = scorer().main(
+        ["--cli", cli, "--vault-src", str(real_vault), "--sets", sets, "--out", str(tmp_path / "scores.json")]
+    )
+    return result
+
+
+def test_labeled_set_floors(real_vault: Path, tmp_path: Path) -> None:
+    m = score(real_vault, tmp_path, "main")["main"]
+    wrong = [(i["file"], i["verdict"]) for i in m["items"] if not i["acceptable"]]
+    assert m["acceptable"] >= 0.95, wrong
+    assert m["wrong_drops"] == 0
+    assert m["duplicates_promoted"] == 0
+    assert m["second_notes"] == 0
+    assert m["wrong_patches"] == 0
+    assert m["person_notes_identical"], m["person_notes_changed"]
+    assert m["review_fraction"] <= 1.2 * m["review_floor"]
+    assert m["review_named"] >= 0.90
+    assert not m["fate_mismatches"]
+
+
+@pytest.mark.slow  # 300 candidates: about 15 s on the live code
+def test_template_facts_all_promoted(real_vault: Path, tmp_path: Path) -> None:
+    t = score(real_vault, tmp_path, "template")["template"]
+    assert t["promoted"] >= 295, t["verdicts"]
+
+
+@pytest.mark.slow  # 300 candidates: about 25 s on the live code
+def test_retitled_copies_all_caught(real_vault: Path, tmp_path: Path) -> None:
+    r = score(real_vault, tmp_path, "retitled")["retitled"]
+    assert r["caught"] == r["n"], r["verdicts"]
