@@ -17,7 +17,7 @@ from memory_curator.cli.app import main
 INSIGHT = """---
 type: insight
 title: Agents should batch writes
-source_url: https://example.com/batching
+source_url: https://example.dev/batching
 confidence: 2
 ---
 Batching writes keeps the inbox calm.
@@ -26,7 +26,7 @@ Batching writes keeps the inbox calm.
 MEMO = """---
 type: memo
 title: A memo worth keeping
-source_url: https://example.com/memo
+source_url: https://example.dev/memo
 confidence: 2
 ---
 Memo body, kept byte for byte.
@@ -36,7 +36,7 @@ ADA = """---
 type: person
 name: Ada King
 sources:
-  - https://example.com/ada-new
+  - https://example.dev/ada-new
 confidence: 1
 ---
 Also known as Ada King.
@@ -47,7 +47,7 @@ type: fact
 entity: rust
 predicate: memory-safety
 value: Rust prevents data races in safe code.
-source_url: https://example.com/rust
+source_url: https://example.dev/rust
 confidence: 1
 ---
 From the Rust book.
@@ -58,7 +58,7 @@ type: fact
 entity: obsidian
 predicate: file-format
 value: Obsidian stores notes in a proprietary database.
-source_url: https://example.com/other
+source_url: https://example.dev/other
 confidence: 2
 ---
 A different claim, with no observation time.

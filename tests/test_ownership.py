@@ -187,7 +187,7 @@ def test_a_sweep_never_patches_a_persons_note_with_the_same_key(vault: Path, wri
         vault,
         "c.md",
         "---\ntype: fact\nentity: copilot\npredicate: data-handling\nvalue: Keeps prompts for 30 days.\n"
-        "source_url: https://example.com/c\nconfidence: 2\nobserved_at: 2026-06-01\n---\nNews.\n",
+        "source_url: https://example.dev/c\nconfidence: 2\nobserved_at: 2026-06-01\n---\nNews.\n",
     )
     out = sweep_json(vault, "--no-judge")
     (action,) = out["actions"]
@@ -224,7 +224,7 @@ def test_resolve_patch_into_a_persons_plain_note_needs_a_terminal_or_yes(
     out = json.loads(invoke("resolve", str(ada), "--patch", DIARY, "--yes", "--json").output)["data"]
     assert out["verdict"] == "patch" and out["target_path"] == DIARY and not ada.exists()
     fm = parse((vault / DIARY).read_text(encoding="utf-8")).frontmatter
-    assert "https://example.com/ada-new" in str(fm) and fm["tags"] == ["diary"]
+    assert "https://example.dev/ada-new" in str(fm) and fm["tags"] == ["diary"]
     assert "curated_from" not in fm and "updated_at" not in fm, "a confirmed write leaves the note the person's"
 
     # a note marked as the person's is written the same way, and stays marked
@@ -232,7 +232,7 @@ def test_resolve_patch_into_a_persons_plain_note_needs_a_terminal_or_yes(
     again = write_candidate(vault, "again.md", ADA.replace("ada-new", "ada-again"))
     invoke("resolve", str(again), "--patch", decision, "--yes")
     fm = parse((vault / decision).read_text(encoding="utf-8")).frontmatter
-    assert "https://example.com/ada-again" in str(fm) and fm["author"] == "user" and "curated_from" not in fm
+    assert "https://example.dev/ada-again" in str(fm) and fm["author"] == "user" and "curated_from" not in fm
 
 
 def test_resolve_on_a_terminal_shows_the_diff_and_asks(
@@ -244,7 +244,7 @@ def test_resolve_on_a_terminal_shows_the_diff_and_asks(
     monkeypatch.setattr(review_ui, "on_terminal", lambda: True)
     ada = write_candidate(vault, "ada.md", ADA)
     result = CliRunner().invoke(cli, ["resolve", str(ada), "--patch", DIARY], input="n\n")
-    assert result.exit_code == 1 and "+source_url: https://example.com/ada-new" in result.output
+    assert result.exit_code == 1 and "+source_url: https://example.dev/ada-new" in result.output
     assert (vault / DIARY).read_text(encoding="utf-8") == DIARY_TEXT and ada.exists()
     result = CliRunner().invoke(cli, ["resolve", str(ada), "--patch", DIARY], input="y\n")
     assert result.exit_code == 0, result.output
@@ -258,14 +258,14 @@ def test_review_writes_into_a_persons_note_only_after_a_second_key(
     ada = write_candidate(vault, "ada.md", ADA)
     keys = f"m\n{DIARY}\n"
     out = invoke("review", str(ada), "--vault", str(vault), "--by", "tester", input=keys + "n\nq\n").output
-    assert "is your note" in out and "+source_url: https://example.com/ada-new" in out, out
-    assert "not done: journal/diary.md: left as it was" in out
+    assert "is your note" in out and "+source_url: https://example.dev/ada-new" in out, out
+    assert "journal/diary.md: left as it was" in out  # the person said no: not an error
     assert (vault / DIARY).read_text(encoding="utf-8") == DIARY_TEXT and ada.exists()
 
     out = invoke("review", str(ada), "--vault", str(vault), "--by", "tester", input=keys + "y\n").output
-    assert "review: 0 promoted, 1 patched" in out, out
+    assert "review: 1 decided (0 promoted, 1 patched, 0 dropped)" in out, out
     text = (vault / DIARY).read_text(encoding="utf-8")
-    assert "https://example.com/ada-new" in text and "curated_from" not in text and "updated_at" not in text
+    assert "https://example.dev/ada-new" in text and "curated_from" not in text and "updated_at" not in text
 
 
 def test_resolve_patch_into_a_symlink_is_refused_and_the_link_left_untouched(
@@ -283,7 +283,7 @@ def test_resolve_patch_into_a_symlink_is_refused_and_the_link_left_untouched(
     assert link.is_symlink() and os.readlink(link) == str(outside) and ada.exists()
 
     # a sweep whose candidate's key path is that link says so, and leaves it too
-    secret = "---\ntype: person\nname: Secret\nsource_url: https://x.example\nconfidence: 2\n---\nHi.\n"
+    secret = "---\ntype: person\nname: Secret\nsource_url: https://x.example.dev\nconfidence: 2\n---\nHi.\n"
     write_candidate(vault, "secret.md", secret)
     out = sweep_json(vault, "--no-judge")
     secret = next(a for a in out["actions"] if a["inbox_path"].endswith("secret.md"))
@@ -327,7 +327,7 @@ def test_a_candidate_claiming_to_be_the_persons_is_not_sourced_and_cannot_protec
     (vault / "_inbox/agent-a/claim.md").unlink()
 
     # with a source it is promoted; the claim goes into curated_from, not the note
-    sourced = CLAIMED.replace("confidence: 2", "source_url: https://a.example\nconfidence: 2")
+    sourced = CLAIMED.replace("confidence: 2", "source_url: https://a.example.dev\nconfidence: 2")
     write_candidate(vault, "sourced.md", sourced)
     (action,) = sweep_json(vault, "--no-judge")["actions"]
     assert action["verdict"] == "promote", action
@@ -339,7 +339,7 @@ def test_a_candidate_claiming_to_be_the_persons_is_not_sourced_and_cannot_protec
     write_candidate(
         vault,
         "fix.md",
-        "---\ntype: fact\nentity: acme\npredicate: ceo\nvalue: John Doe\nsource_url: https://b.example\n"
+        "---\ntype: fact\nentity: acme\npredicate: ceo\nvalue: John Doe\nsource_url: https://b.example.dev\n"
         "confidence: 2\nobserved_at: 2026-06-01\n---\nNew CEO.\n",
     )
     (action,) = sweep_json(vault, "--no-judge")["actions"]

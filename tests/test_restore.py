@@ -46,6 +46,7 @@ def test_drop_then_restore_round_trip(vault: Path, invoke, write_candidate) -> N
     assert {
         "inbox_path": "_inbox/agent-a/claim.md",
         "reason": "needs review (unchanged since it was flagged)",
+        "waiting": "flagged",
     } in skipped
 
 

@@ -13,7 +13,7 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 import click
 
@@ -399,25 +399,52 @@ JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the re
 
 @cli.command()
 @click.argument("path", required=False, type=click.Path())
+@click.option("--agent", "agents", multiple=True, metavar="AGENT", help="Only this agent's items (repeatable).")
+@click.option(
+    "--reason", metavar="CODE", help="Only items flagged for this reason code, e.g. near-duplicate (docs/review.md)."
+)
 @BY_OPTION
 @VAULT_OPTION
 @STATE_OPTION
 @click.pass_obj
-def review(seams: Seams, path: str | None, by: str | None, vault: str | None, state_dir: str | None) -> None:
+def review(
+    seams: Seams,
+    path: str | None,
+    agents: tuple[str, ...],
+    reason: str | None,
+    by: str | None,
+    vault: str | None,
+    state_dir: str | None,
+) -> None:
     """Walk the items waiting for a person, oldest first (PATH: one agent folder or one file).
 
-    Keys: p promote, o promote as another surface, m merge (patch) into a note, d drop (asks
-    a reason), e edit in $EDITOR, s skip, q quit. Each choice is applied and journalled at once.
+    One key each, no Enter: p promote, o promote as another surface, m merge (patch) into a
+    note, d drop (asks a reason), e edit in $EDITOR, s skip, q quit; on a contradiction n takes
+    the new value, k keeps the old, b keeps both; a applies one choice to this item and the
+    others like it (one run: `undo RUN` takes all back). Each choice is applied and journalled
+    at once; q or end of input exits 0, Ctrl-C 130.
     """
+    from rich.console import Console
+
+    from memory_curator.cli import keys as keys_mod
     from memory_curator.cli import review as review_ui
     from memory_curator.commands import review as review_mod
     from memory_curator.commands.desk import Desk
+    from memory_curator.core.reasons import CODES
 
+    if reason is not None and reason not in CODES:
+        raise click.BadParameter(f"{reason!r} is not a reason code (one of: {', '.join(CODES)})", param_hint="--reason")
     root = vault_mod.find_root(Path(path) if path else None, vault)
-    agents, only = review_mod.scope(root, path)
-    report.review_tally(
-        review_ui.review(Desk(Context.build(root, state_dir, seams, by)), report.stdout(), agents, only)
-    )
+    scoped, only = review_mod.scope(root, path)
+    chosen = set(agents) if agents else None
+    if chosen is not None and scoped is not None:
+        chosen &= scoped
+    wanted = chosen if chosen is not None else scoped
+    desk = Desk(Context.build(root, state_dir, seams, by))
+    tally = review_ui.review(desk, Console(highlight=False), keys_mod.for_stdin(), wanted, only, reason)
+    report.review_tally(tally)
+    if tally.interrupted:  # Ctrl-C: the counts are said, what was decided stays decided
+        raise click.exceptions.Exit(EXIT_INTERRUPTED)
 
 
 @cli.command()
@@ -426,6 +453,11 @@ def review(seams: Seams, path: str | None, by: str | None, vault: str | None, st
 @click.option("--surface", metavar="SURFACE", help="Promote as this surface (implies --promote).")
 @click.option("--patch", "patch_into", metavar="NOTE", help="Patch into this durable note (vault path).")
 @click.option("--drop", "drop_reason", metavar="REASON", help="Drop to .dropped/ with this reason.")
+@click.option(
+    "--settle",
+    type=click.Choice(["new", "old", "both"]),
+    help="With --patch, a contradiction: the new value current (old to history), the old kept, or both kept.",
+)
 @click.option("--yes", is_flag=True, help="Patch into a note of your own without showing the diff and asking.")
 @BY_OPTION
 @WAIT_OPTION
@@ -440,6 +472,7 @@ def resolve(
     surface: str | None,
     patch_into: str | None,
     drop_reason: str | None,
+    settle: Literal["new", "old", "both"] | None,
     yes: bool,
     by: str | None,
     wait: bool,
@@ -458,11 +491,13 @@ def resolve(
     chosen = [promote or surface is not None, patch_into is not None, drop_reason is not None]
     if sum(chosen) != 1:
         raise click.UsageError("give exactly one of --promote/--surface, --patch NOTE, --drop REASON")
+    if settle is not None and patch_into is None:
+        raise click.UsageError("--settle goes with --patch NOTE")
     root = vault_mod.find_root(Path(file).parent, vault)
     desk = Desk(Context.build(root, state_dir, seams, by), wait)
     if patch_into is not None:
         confirm = review_ui.asker() if review_ui.on_terminal() else None
-        done = review_mod.patch_confirmed(desk, file, patch_into, confirm, yes)
+        done = review_mod.patch_confirmed(desk, file, patch_into, confirm, yes, settle)
     elif drop_reason is not None:
         done = desk.drop(file, drop_reason)
     else:

@@ -144,7 +144,8 @@ def _sweep(result: SweepResult, as_json: bool) -> None:
     _diffs(console, result)
     for agent in result.agents:
         for skip in agent.skipped:
-            console.print(f"[dim]skipped {shown(skip.inbox_path)}: {shown(skip.reason)}[/]")
+            if skip.waiting is None:  # waiting items are summed up in one line below
+                console.print(f"[dim]skipped {shown(skip.inbox_path)}: {shown(skip.reason)}[/]")
     totals = result.totals()
     prefix = "dry run (nothing written): " if result.dry_run else ""
     console.print(
@@ -152,6 +153,25 @@ def _sweep(result: SweepResult, as_json: bool) -> None:
         f"{totals['dropped']} dropped, {totals['needs_review']} need review"
         + (f", {len(result.errors)} failed" if result.errors else "")
     )
+    line = waiting_line(result.waiting(), result.judge_ready)
+    if line:
+        console.print(line, highlight=False, markup=False)
+
+
+JUDGE_HINT = "set ANTHROPIC_API_KEY to let the judge settle what the rules cannot (docs/judge.md)"
+
+
+def waiting_line(waiting: Mapping[str, int], judge_ready: bool) -> str | None:
+    """One line for everything that waits for a person, instead of one line per item; the items
+    `undo` put back (never flagged) are named as such."""
+    total = waiting.get("flagged", 0) + waiting.get("held", 0)
+    if not total:
+        return None
+    held = waiting.get("held", 0)
+    line = f"{total} wait for review: `memory-curator review`"
+    if held:
+        line += f" ({held} put back by undo)"
+    return line + ("" if judge_ready else f"; {JUDGE_HINT}")
 
 
 def _diffs(console: Console, result: SweepResult) -> None:
@@ -533,10 +553,17 @@ def index_stats(data: Mapping[str, Any], as_json: bool) -> None:
 
 
 def review_tally(tally: Tally) -> None:
+    """The end of a review session, exact: decided + skipped + left (+ gone) is the queue it
+    walked; where to look and undo when something was decided."""
     counts = tally.counts()
     words = f"{counts['promote']} promoted, {counts['patch']} patched, {counts['drop']} dropped"
-    rest = f", quit with {tally.left} not looked at" if tally.quit else ""
-    lines([f"review: {words}, {tally.skipped} skipped{rest}"])
+    gone = f", {tally.gone} gone or unreadable" if tally.gone else ""
+    line = f"review: {len(tally.done)} decided ({words}), {tally.skipped} skipped, {tally.left} left{gone}"
+    if tally.interrupted:
+        line += " (interrupted)"
+    if tally.runs:
+        line += "; `memory-curator log --since 1d` lists them, `memory-curator undo RUN` takes one back"
+    lines([line])
 
 
 @contextlib.contextmanager

@@ -1,38 +1,50 @@
 """`review`'s terminal: the interactive queue of items waiting for a person.
 
-Oldest first, each item is shown with what the curator saw: the candidate (frontmatter and
-body), its uncertainty, the verdict it would get now with the criteria table, its nearest
-durable notes and, when a note with its key exists, the diff a patch would make. One key
-decides: every choice is applied at once through `desk.Desk` (lock, writer, journal), so
-quitting midway loses nothing. Keys are read with click prompts, which `CliRunner` scripts.
+Oldest first, each item is one screen: a header that stays (where it is, why it waits, what
+the curator would do now), a pane with the rest (the note with its key beside the item, the
+item itself, the criteria, its neighbours, the diff a patch would make) that scrolls on a
+terminal, and the keys. One key decides, with no Enter (`cli.keys`); text (a reason, a note,
+a surface) is typed on a line. Every choice is applied at once through `desk.Desk` (lock,
+executor, journal), so quitting midway loses nothing; a write into a person's note, and any
+settling of a contradiction, is shown as a diff first and needs a second key.
 What to show and what a choice does is `commands/review.py`; this module only talks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import click
-from rich.console import Console, Group, RenderableType
-from rich.markdown import Markdown
+from rich.console import Console
 from rich.markup import escape
-from rich.panel import Panel
-from rich.rule import Rule
+from rich.progress import Progress
 from rich.syntax import Syntax
-from rich.table import Table
 
-from memory_curator.cli.render import STYLE, age_text, criteria_table, shown
-from memory_curator.commands.desk import Desk, Done, Preview
-from memory_curator.commands.review import Tally, View, evaluate, patch_confirmed, queue
+from memory_curator.cli.keys import Keys
+from memory_curator.cli.render import STYLE, shown
+from memory_curator.cli.review_screen import SETTLE_KEYS, choices, details, header, screen
+from memory_curator.commands.desk import Choice, Desk, Done, Preview
+from memory_curator.commands.review import (
+    ABOUT_A_NOTE,
+    Declined,
+    Flag,
+    Tally,
+    View,
+    alike,
+    evaluate,
+    flag_of,
+    flag_reasons,
+    patch_confirmed,
+    queue,
+)
 from memory_curator.commands.status import InboxItem
 from memory_curator.core import candidate as cand
-from memory_curator.core import compose
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
-from memory_curator.core.notes import plain
+from memory_curator.core.merge import Settle
 
 KEYS = {
     "p": "promote",
@@ -43,47 +55,95 @@ KEYS = {
     "s": "skip",
     "q": "quit",
 }
-PROMPT = "[p]romote, promote as an[o]ther surface, [m]erge into a note, [d]rop, [e]dit, [s]kip, [q]uit"
+BULK_MIN_BAR = 2  # a bulk choice over more items than this shows a bar (stderr, terminal only)
+
+
+class _EndOfInput(Exception):
+    """Input ended while a line was being typed: the session ends as if `q` was pressed."""
 
 
 @dataclass
 class _Session:
-    """The tally while the queue is walked (a frozen `Tally` once it ends)."""
+    """One walk of the queue: who answers, what is left, and the exact tally so far."""
 
+    desk: Desk
+    console: Console
+    keys: Keys
+    querier: Querier
+    flags: dict[str, Flag]
+    pending: list[InboxItem]
+    total: int
     done: list[Done] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
     skipped: int = 0
     edited: int = 0
+    gone: int = 0
+    reached: int = 0
+    last: str | None = None  # what the previous choice did: the next screen says it first
 
-    def tally(self, left: int = 0) -> Tally:
-        return Tally(tuple(self.done), self.skipped, self.edited, left, quit=left > 0)
+    def tally(self, interrupted: bool = False) -> Tally:
+        left = len(self.pending)
+        return Tally(
+            tuple(self.done),
+            self.skipped,
+            self.edited,
+            left,
+            quit=left > 0,
+            runs=tuple(self.runs),
+            gone=self.gone,
+            interrupted=interrupted,
+        )
 
 
-def review(desk: Desk, console: Console, agents: set[str] | None = None, only: str | None = None) -> Tally:
-    items = queue(desk, agents, only)
-    session = _Session()
+def review(
+    desk: Desk,
+    console: Console,
+    keys: Keys,
+    agents: set[str] | None = None,
+    only: str | None = None,
+    reason: str | None = None,
+) -> Tally:
+    """Walk the queue until it is empty, the person quits, or input ends; Ctrl-C ends it too
+    (the tally says so: `cli` prints it, then exits 130). What was decided stays decided."""
+    flags = flag_reasons(desk)
+    items = queue(desk, agents, only, reason, flags)
     if not items:
-        console.print("nothing waits for review")
-        return session.tally()
-    querier = desk.querier()
-    for number, item in enumerate(items, start=1):
-        outcome = _one(desk, querier, console, item, f"{number}/{len(items)}", session)
+        console.print("nothing waits for review" + (f" with the reason {reason}" if reason else ""))
+        return Tally()
+    session = _Session(desk, console, keys, desk.querier(), flags, list(items), len(items))
+    while session.pending:
+        item = session.pending[0]  # it stays in `pending` until decided, skipped or gone
+        session.reached += 1
+        try:
+            outcome = _one(session, item)
+        except KeyboardInterrupt:
+            return session.tally(interrupted=True)
         if outcome == "quit":
-            return session.tally(left=len(items) - number + 1)  # this one included
+            break
+        if session.pending and session.pending[0] is item:
+            session.pending.pop(0)
     return session.tally()
 
 
-def _one(desk: Desk, querier: Querier, console: Console, item: InboxItem, position: str, session: _Session) -> str:
-    """Show one item and act on keys until it is decided, skipped, or the person quits."""
+def _one(session: _Session, item: InboxItem) -> str:
+    """Show one item and act on keys until it is decided, skipped, or the session ends."""
+    desk, console = session.desk, session.console
     while True:
         try:
             _, candidate = desk.read(str(desk.root / item.rel))
         except CuratorError as exc:  # gone (a sweep or another person took it), or unreadable
             console.print(f"[dim]skipped: {escape(str(exc))}[/]")
+            session.gone += 1
             return "gone"
-        view = evaluate(desk, querier, candidate)
-        show(console, item, candidate, view, position, desk.clock.timestamp())
-        key = click.prompt(PROMPT, type=click.Choice(list(KEYS)), show_choices=False, default="s")
-        if key == "q":
+        view = evaluate(desk, session.querier, candidate)
+        others = alike(session.pending, item, session.flags)
+        flag = flag_of(item, session.flags)
+        head = header(item, view, flag, f"{session.reached}/{session.total}", desk.clock.timestamp())
+        if session.last and session.keys.raw and console.is_terminal:  # the screen is cleared: say it again
+            head.insert(0, session.last)
+        session.last = None
+        key = screen(console, session.keys, head, details(candidate, view), choices(view, len(others)))
+        if key is None or key == "q":
             return "quit"
         if key == "s":
             session.skipped += 1
@@ -93,33 +153,180 @@ def _one(desk: Desk, querier: Querier, console: Console, item: InboxItem, positi
             session.edited += 1
             continue
         try:
-            done = act(desk, key, candidate, view, console)
-        except CuratorError as exc:
-            console.print(f"[red]not done:[/] {escape(str(exc))}")
-            continue
-        session.done.append(done)
-        action = done.action
-        where = action.moved_to or action.target_path or ""
-        console.print(f"[{STYLE[action.verdict]}]{action.verdict}[/] {shown(action.inbox_path)} -> {shown(where)}")
-        return action.verdict
+            outcome = _decide(session, key, item, candidate, view, others)
+        except _EndOfInput:
+            return "quit"
+        if outcome is not None:
+            return outcome
 
 
-def act(desk: Desk, key: str, candidate: cand.Candidate, view: View, console: Console | None = None) -> Done:
-    """Apply the person's choice (prompting for what it needs)."""
+def _decide(
+    session: _Session, key: str, item: InboxItem, candidate: cand.Candidate, view: View, others: list[InboxItem]
+) -> str | None:
+    """Apply one choice; None when nothing was decided (the item is shown again)."""
+    console = session.console
+    if key == "a" and others:
+        return _bulk(session, item, view, others)
+    if key not in KEYS and not (key in SETTLE_KEYS and view.side and view.side.differs):
+        session.last = f"[dim]no choice on {escape(repr(key))}; the keys are listed at the bottom[/]"
+        console.print(session.last)
+        return None
+    try:
+        done = act(session.desk, key, candidate, view, session.keys, console)
+    except Declined as exc:
+        console.print(escape(str(exc)))
+        return None
+    except CuratorError as exc:
+        console.print(f"[red]not done:[/] {escape(str(exc))}")
+        _pause(session)
+        return None
+    if done is None:
+        return None
+    session.done.append(done)
+    session.runs.append(done.run_id)
+    session.last = f"[dim]done:[/] {_said(console, done)}"
+    return done.action.verdict
+
+
+def act(desk: Desk, key: str, candidate: cand.Candidate, view: View, keys: Keys, console: Console) -> Done | None:
+    """Apply the person's choice, asking for what it needs; None when the person said no to
+    the diff they were shown."""
     rel = str(desk.root / candidate.inbox_path)  # absolute: never another vault's file under the cwd
     if key == "p" and candidate.surface is not None:
         return desk.promote(rel)
     if key in ("p", "o"):
-        names = [s.name for s in desk.rules.surfaces]
-        default = candidate.surface.name if candidate.surface else None
-        surface = click.prompt("Surface", type=click.Choice(names), default=default)
-        return desk.promote(rel, surface)
+        return desk.promote(rel, _surface(desk, candidate, keys))
     if key == "m":
-        suggestion = view.patch_target or (view.neighbours[0].path if view.neighbours else None)
-        target = click.prompt("Patch into (vault path)", default=suggestion)
-        return patch_confirmed(desk, rel, target, asker(console))
-    reason = click.prompt("Reason for the drop")
-    return desk.drop(rel, reason)
+        target = _typed(keys, "Patch into (vault path)", view.default_target)
+        if not target:
+            raise CuratorError("no note named; nothing done")
+        return patch_confirmed(desk, rel, target, asker(console, keys))
+    if key in SETTLE_KEYS and view.side is not None:
+        return _settle(desk, rel, view.side.note, SETTLE_KEYS[key][0], keys, console)
+    return desk.drop(rel, _typed(keys, "Reason for the drop") or "")
+
+
+def _settle(desk: Desk, rel: str, note: str, how: Settle, keys: Keys, console: Console) -> Done | None:
+    """A contradiction settled by the person: the plan's diff first, then a second key."""
+    preview = desk.preview(rel, note, how)
+    mine = " (your note)" if preview.persons else ""
+    console.print(f"{SETTLE_KEYS[_key_of(how)][1]}: {shown(preview.target)}{mine} would change:")
+    console.print(Syntax(preview.diff, "diff", theme="ansi_dark", word_wrap=True))
+    if not _yes(keys, console, "Write this? y = yes, any other key = no"):
+        console.print("left as it was")
+        return None
+    return desk.patch(rel, preview.target, confirmed=preview.persons, seen=preview.seen, settle=how)
+
+
+def _key_of(how: Settle) -> str:
+    return next(k for k, (h, _) in SETTLE_KEYS.items() if h == how)
+
+
+def _bulk(session: _Session, item: InboxItem, view: View, others: list[InboxItem]) -> str | None:
+    """One choice for this item and the others like it: one run, one plan per item."""
+    console, keys, desk = session.console, session.keys, session.desk
+    flag = flag_of(item, session.flags)
+    where = f", about {shown(flag.target)}" if flag.target and flag.code in ABOUT_A_NOTE else ""
+    console.print(f"this item and the {len(others)} others like it ({shown(item.agent)}, {flag.code}{where}):")
+    console.print(
+        "[b]p[/] promote  [b]o[/] as another surface  [b]m[/] merge into a note  [b]d[/] drop  any other key: back"
+    )
+    key = keys.key()
+    if key is None:
+        raise _EndOfInput
+    choice = _bulk_choice(key, keys, desk, view)
+    if choice is None:
+        return None
+    rels = [item.rel, *(o.rel for o in others)]
+    if not _yes(keys, console, f"{choice[0]} {len(rels)} items? y = yes, any other key = no"):
+        return None
+    try:
+        with bulk_progress(len(rels)) as tick:
+            result = desk.bulk([str(desk.root / r) for r in rels], choice, tick)
+    except CuratorError as exc:
+        console.print(f"[red]not done:[/] {escape(str(exc))}")
+        return None
+    session.done.extend(result.done)
+    session.runs.append(result.run_id)
+    decided = {d.action.inbox_path for d in result.done}
+    session.pending[:] = [p for p in session.pending if p.rel not in decided or p is item]
+    session.last = (
+        f"{choice[0]}: {len(result.done)} items in run {result.run_id} "
+        f"(`memory-curator undo {result.run_id}` takes all of them back)"
+    )
+    console.print(session.last)
+    session.last = f"[dim]done:[/] {escape(session.last)}"
+    for rel, why in result.refused:
+        console.print(f"[red]not done:[/] {shown(rel)}: {escape(why)}")
+    if result.refused:
+        with contextlib.suppress(_EndOfInput):  # the choice is applied: the next key ends the session
+            _pause(session)
+    if item.rel not in decided:
+        return None  # refused: it is shown again at once, as it was
+    return "bulk"
+
+
+def _bulk_choice(key: str, keys: Keys, desk: Desk, view: View) -> Choice | None:
+    if key == "p":
+        return ("promote", None)
+    if key == "o":
+        names = ", ".join(s.name for s in desk.rules.surfaces)
+        return ("promote", _typed(keys, f"Surface ({names})") or None)
+    if key == "m":
+        return ("patch", _typed(keys, "Patch into (vault path)", view.default_target) or "")
+    if key == "d":
+        return ("drop", _typed(keys, "Reason for the drop") or "")
+    return None
+
+
+@contextlib.contextmanager
+def bulk_progress(total: int) -> Iterator[Callable[[], None]]:
+    """A transient bar on stderr while a bulk choice is applied, on a terminal only (so a
+    transcript or a pipe gets none)."""
+    if total <= BULK_MIN_BAR or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("applying", total=total)
+        yield lambda: bar.advance(task)
+
+
+def _surface(desk: Desk, candidate: cand.Candidate, keys: Keys) -> str:
+    names = ", ".join(s.name for s in desk.rules.surfaces)
+    default = candidate.surface.name if candidate.surface else None
+    return _typed(keys, f"Surface ({names})", default) or ""
+
+
+def _typed(keys: Keys, prompt: str, default: str | None = None) -> str | None:
+    text = keys.line(prompt, default)
+    if text is None:
+        raise _EndOfInput
+    return text
+
+
+def _yes(keys: Keys, console: Console, question: str) -> bool:
+    console.print(question)
+    key = keys.key()
+    if key is None:
+        raise _EndOfInput
+    return key == "y"
+
+
+def _pause(session: _Session) -> None:
+    """On a terminal the screen is redrawn next: keep a refusal readable until a key."""
+    if session.keys.raw and session.console.is_terminal:
+        session.console.print("[dim](any key)[/]")
+        if session.keys.key() is None:
+            raise _EndOfInput
+
+
+def _said(console: Console, done: Done) -> str:
+    """Say what a choice did; the same words head the next screen on a terminal."""
+    action = done.action
+    where = action.moved_to or action.target_path or ""
+    line = f"[{STYLE[action.verdict]}]{action.verdict}[/] {shown(action.inbox_path)} -> {shown(where)}"
+    console.print(line)
+    return line
 
 
 def on_terminal() -> bool:
@@ -127,14 +334,17 @@ def on_terminal() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-def asker(console: Console | None = None) -> Callable[[Preview], bool]:
-    """Show a patch into the person's own note and ask for a second key. The diff and the
-    question go to `console` (default: stderr, so `--json` stays clean)."""
+def asker(console: Console | None = None, keys: Keys | None = None) -> Callable[[Preview], bool]:
+    """Show a patch into the person's own note and ask for a second key (`keys`; without them,
+    a prompt on stderr, as `resolve` asks). The diff and the question go to `console`
+    (default: stderr, so `--json` stays clean)."""
     out = console or Console(stderr=True)
 
     def confirm(preview: Preview) -> bool:
         out.print(f"[yellow]{shown(preview.target)} is your note[/] (not the curator's); the patch would change:")
         out.print(Syntax(preview.diff, "diff", theme="ansi_dark", word_wrap=True))
+        if keys is not None:
+            return _yes(keys, out, "Write this into your note? y = yes, any other key = no")
         answer = click.prompt(
             "Write this into your note? [y]es, [n]o",
             type=click.Choice(["y", "n"]),
@@ -153,47 +363,3 @@ def _edit(desk: Desk, item: InboxItem, console: Console) -> None:
         click.edit(filename=str(desk.root / item.rel))
     except click.ClickException as exc:
         console.print(f"[red]editor failed:[/] {escape(exc.format_message())}")
-
-
-def show(console: Console, item: InboxItem, candidate: cand.Candidate, view: View, position: str, now: float) -> None:
-    """One item as a person sees it; `now` (epoch seconds) says how long it has waited."""
-    waited = age_text(now - item.mtime)
-    console.print(Rule(f"{position}  {shown(item.rel)}  ({shown(item.agent)}, waiting {waited})"))
-    console.print(_candidate_panel(candidate))
-    if item.uncertainty:
-        console.print(f"[yellow]curator uncertainty:[/] {escape(item.uncertainty)}")
-    elif item.held:
-        console.print("[yellow]held for review[/] (put back by undo)")
-    decision = view.decision
-    style = STYLE.get(decision.verdict, "white")
-    console.print(f"if swept now: [{style}]{decision.verdict}[/] — {escape(decision.reason)}")
-    if decision.target:
-        console.print(f"target: {shown(decision.target)}")
-    if decision.criteria:
-        console.print(criteria_table(decision.criteria))
-    if view.neighbours:
-        near = ", ".join(f"{escape(n.path)} ({n.score:.2f})" for n in view.neighbours)
-        console.print(f"nearest notes: {near}")
-    if view.diff:
-        mine = " (your note: m asks you to confirm)" if view.persons else ""
-        console.print(f"a patch into {escape(view.patch_target or '')}{mine} would change:")
-        console.print(Syntax(view.diff, "diff", theme="ansi_dark", word_wrap=True))
-
-
-def _candidate_panel(candidate: cand.Candidate) -> Panel:
-    table = Table(show_header=False, show_edge=False, box=None)
-    table.add_column(style="bold")
-    table.add_column(overflow="fold")
-    for key, value in candidate.frontmatter.items():
-        table.add_row(escape(str(key)), escape(_value(plain(value))))
-    body = compose.strip_review_mark(candidate.note.body).strip() or "(empty body)"
-    parts: list[RenderableType] = [table, Rule(style="dim"), Markdown(body)] if table.row_count else [Markdown(body)]
-    if candidate.note.problem:
-        parts.insert(0, f"[red]{escape(candidate.note.problem)}[/]")
-    return Panel(Group(*parts), title=shown(Path(candidate.inbox_path).name), title_align="left")
-
-
-def _value(value: object) -> str:
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    return str(value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,13 +46,39 @@ PERSONS_NOTE = (
 
 @dataclass(frozen=True)
 class Preview:
-    """A patch into a person's note, as the person confirms it: the diff, and the hash of the
-    note it was made from (`Desk.patch(..., seen=)` refuses a note changed since)."""
+    """A patch as the person confirms it: the diff, and the hash of the note it was made from
+    (`Desk.patch(..., seen=)` refuses a note changed since). `persons`: the note is the
+    person's own, so writing it needs their second key whatever the screen."""
 
     target: str
     diff: str
     seen: str
+    persons: bool = True
+    settle: merge.Settle | None = None
 
+
+@dataclass(frozen=True)
+class Bulk:
+    """One choice applied to many items as one run: each item its own journalled plan (so
+    `undo RUN` takes all of them back), and the items refused with the reason."""
+
+    run_id: str
+    done: tuple[Done, ...]
+    refused: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        refused = [{"inbox_path": rel, "error": why} for rel, why in self.refused]
+        return {"run_id": self.run_id, "actions": [d.action.to_json() for d in self.done], "refused": refused}
+
+
+Choice = tuple[str, str | None]  # ("promote", surface) | ("patch", note) | ("drop", reason)
+
+
+SETTLED = {  # how a person settled a contradiction, in the journalled reason
+    "new": "the new value current, the old one in history",
+    "old": "the old value kept, the new one in history",
+    "both": "both values kept, flagged as a contradiction",
+}
 
 T = TypeVar("T")
 
@@ -152,40 +178,57 @@ class Desk:
     def promote(self, rel: str, surface: str | None = None) -> Done:
         """Promote to the computed target, or to the surface the person picked."""
         with self._sweep() as run:
-            raw, candidate = self.read(rel)
-            if surface:
-                candidate = self._as_surface(candidate, raw, surface)
-            target = _promotable(candidate, self.rules)
-            if safe_join(self.root, target).exists():
-                raise CuratorError(f"{target} already exists; patch into it instead (--patch {target})")
-            name = candidate.surface.name if candidate.surface else None
-            decision = Decision("promote", f"promoted by {self.user}", name, target)
-            return self._apply(run, candidate, decision)
+            return self._promote(run, rel, surface)
 
-    def patch(self, rel: str, target: str, confirmed: bool = False, seen: str | None = None) -> Done:
+    def _promote(self, run: sweep.Sweep, rel: str, surface: str | None) -> Done:
+        raw, candidate = self.read(rel)
+        if surface:
+            candidate = self._as_surface(candidate, raw, surface)
+        target = _promotable(candidate, self.rules)
+        if safe_join(self.root, target).exists():
+            how = f"review: m, or n/k/b on a contradiction; resolve: --patch {target}"
+            raise CuratorError(f"{target} already exists; merge into it instead ({how})")
+        name = candidate.surface.name if candidate.surface else None
+        decision = Decision("promote", f"promoted by {self.user}", name, target)
+        return self._apply(run, candidate, decision)
+
+    def patch(
+        self,
+        rel: str,
+        target: str,
+        confirmed: bool = False,
+        seen: str | None = None,
+        settle: merge.Settle | None = None,
+    ) -> Done:
         """Merge the candidate into a durable note the person chose.
 
         A person's note (`ownership.curator_owned` is false) is written only when the person
         confirmed it (`confirmed`; `seen` is the hash of the note they saw the diff of, and a
         note changed since is refused), and stays theirs: no `curated_from`, no `updated_at`.
+        `settle` is the person's answer to a value contradiction (`merge.settled`).
         """
         with self._sweep() as run:
-            _, candidate = self.read(rel)
-            if candidate.note.problem:
-                raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
-            note = self._durable(target)
-            raw = safe_join(self.root, note).read_bytes()
-            owned = self._owned(note, raw)
-            if not owned:
-                if not confirmed:
-                    raise CuratorError(f"{note}: {PERSONS_NOTE}")
-                if seen is not None and content_hash(raw) != seen:
-                    raise CuratorError(f"{note} changed since you saw the diff; nothing done")
-                run.confirmed = frozenset({note})
-            self._check_merge(candidate, note, run, person=not owned)
-            surface = candidate.surface.name if candidate.surface else None
-            decision = Decision("patch", f"patched into {note} by {self.user}", surface, note)
-            return self._apply(run, candidate, decision)
+            run.settle = settle
+            return self._patch(run, rel, target, confirmed, seen)
+
+    def _patch(self, run: sweep.Sweep, rel: str, target: str, confirmed: bool, seen: str | None) -> Done:
+        _, candidate = self.read(rel)
+        if candidate.note.problem:
+            raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
+        note = self._durable(target)
+        raw = safe_join(self.root, note).read_bytes()
+        owned = self._owned(note, raw)
+        if seen is not None and content_hash(raw) != seen:
+            raise CuratorError(f"{note} changed since you saw the diff; nothing done")
+        if not owned:
+            if not confirmed:
+                raise CuratorError(f"{note}: {PERSONS_NOTE}")
+            run.confirmed = frozenset({note})
+        self._check_merge(candidate, note, run, person=not owned)
+        surface = candidate.surface.name if candidate.surface else None
+        how = f" ({SETTLED[run.settle]})" if run.settle else ""
+        decision = Decision("patch", f"patched into {note} by {self.user}{how}", surface, note)
+        return self._apply(run, candidate, decision)
 
     def drop(self, rel: str, reason: str) -> Done:
         """Drop to `.dropped/` with the person's reason in the audit line."""
@@ -193,10 +236,46 @@ class Desk:
         if not why:
             raise CuratorError("a drop needs a reason")
         with self._sweep() as run:
-            _, candidate = self.read(rel)
-            surface = candidate.surface.name if candidate.surface else None
-            decision = Decision("drop", f"{why} (by {self.user})", surface, rule=PERSON_RULE)
-            return self._apply(run, candidate, decision)
+            return self._drop(run, rel, why)
+
+    def _drop(self, run: sweep.Sweep, rel: str, why: str) -> Done:
+        _, candidate = self.read(rel)
+        surface = candidate.surface.name if candidate.surface else None
+        decision = Decision("drop", f"{why} (by {self.user})", surface, rule=PERSON_RULE)
+        return self._apply(run, candidate, decision)
+
+    def bulk(self, rels: list[str], choice: Choice, tick: Callable[[], None] = lambda: None) -> Bulk:
+        """The same choice for many items, as one run under one lock: each item is its own
+        plan (journalled, undoable with the rest by `undo RUN`), and an item that cannot take
+        the choice is left as it was, with the reason. A person's own note is never a bulk
+        target: each write into it needs its own diff and second key."""
+        verb, detail = choice
+        if verb == "drop" and not one_line(detail or ""):
+            raise CuratorError("a drop needs a reason")
+        if verb == "patch":
+            note = self._durable(detail or "")
+            if not self._owned(note, safe_join(self.root, note).read_bytes()):
+                raise CuratorError(f"{note}: a note of your own is patched one item at a time (each diff confirmed)")
+        done: list[Done] = []
+        refused: list[tuple[str, str]] = []
+        with self._sweep() as run:
+            for rel in rels:
+                try:
+                    done.append(self._one_of_bulk(run, rel, choice))
+                except CuratorError as exc:
+                    refused.append((rel, str(exc)))
+                tick()
+            return Bulk(run.run_id, tuple(done), tuple(refused))
+
+    def _one_of_bulk(self, run: sweep.Sweep, rel: str, choice: Choice) -> Done:
+        verb, detail = choice
+        if verb == "promote":
+            return self._promote(run, rel, detail)
+        if verb == "patch":
+            return self._patch(run, rel, detail or "", confirmed=False, seen=None)
+        if verb == "drop":
+            return self._drop(run, rel, one_line(detail or ""))
+        raise CuratorError(f"unknown choice {verb!r}")
 
     @contextmanager
     def _sweep(self) -> Iterator[sweep.Sweep]:
@@ -231,25 +310,33 @@ class Desk:
         if surface is None:
             known = ", ".join(s.name for s in self.rules.surfaces)
             raise CuratorError(f"unknown surface {name!r} (one of: {known})")
+        heading = _first_heading(candidate.note.body)
+        wants_title = "title" in surface.required and not candidate.frontmatter.get("title") and heading
+
+        def retype(data: Any) -> None:
+            data["type"] = surface.type
+            if wants_title:  # a note with an H1 and no title: the H1 is its title
+                data["title"] = heading
+
         try:
-            text = edit_frontmatter(candidate.note.text, lambda data: data.__setitem__("type", surface.type))
+            text = edit_frontmatter(candidate.note.text, retype)
         except NotEditable as exc:
             raise CuratorError(f"{candidate.inbox_path}: {exc}; fix it first (review: e to edit)") from None
         built = cand.build(text, candidate.inbox_path, candidate.agent, self.rules)
         return dataclasses.replace(built, digest=content_hash(raw))
 
-    def persons_patch(self, rel: str, target: str) -> Preview | None:
-        """What a patch into a person's note would change, for the person to confirm; None when
-        the note is the curator's (no confirmation needed). Refused like `patch` would be."""
+    def preview(self, rel: str, target: str, settle: merge.Settle | None = None) -> Preview:
+        """What a patch into `target` would change (a person's note or the curator's), as the
+        plan would write it; refused like `patch` would be. Nothing is written."""
         _, candidate = self.read(rel)
         if candidate.note.problem:
             raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
         note = self._durable(target)
         raw = safe_join(self.root, note).read_bytes()
-        if self._owned(note, raw):
-            return None
-        merged = self._merged(candidate, note, raw, self.ctx.clock.now(), person=True)
-        return Preview(note, merge.note_diff(note, raw.decode("utf-8"), merged.text), content_hash(raw))
+        person = not self._owned(note, raw)
+        merged = self._merged(candidate, note, raw, self.ctx.clock.now(), person=person, settle=settle)
+        diff = merge.note_diff(note, raw.decode("utf-8"), merged.text)
+        return Preview(note, diff, content_hash(raw), person, settle)
 
     def _owned(self, note: str, raw: bytes) -> bool:
         return curator_owned(note, parse(raw).frontmatter, self.rules)
@@ -257,14 +344,25 @@ class Desk:
     def _check_merge(self, candidate: cand.Candidate, note: str, run: sweep.Sweep, person: bool = False) -> None:
         """Refuse, before writing anything, a patch the merge would refuse or that adds nothing
         (the sweep would flag the candidate instead; a person gets the reason)."""
-        self._merged(candidate, note, safe_join(self.root, note).read_bytes(), run.now, person)
+        self._merged(candidate, note, safe_join(self.root, note).read_bytes(), run.now, person, run.settle)
 
-    def _merged(self, candidate: cand.Candidate, note: str, raw: bytes, now: dt.datetime, person: bool) -> merge.Merged:
+    def _merged(
+        self,
+        candidate: cand.Candidate,
+        note: str,
+        raw: bytes,
+        now: dt.datetime,
+        person: bool,
+        settle: merge.Settle | None = None,
+    ) -> merge.Merged:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise CuratorError(f"cannot patch {note}: the note is not UTF-8 text") from None
-        merged = merge.merge(text, candidate, now, person=person)
+        merged = merge.merge(text, candidate, now, person=person, settle=settle)
+        if merged.contradiction:
+            choices = "review: n takes the new value, k keeps the old, b keeps both"
+            raise CuratorError(f"cannot patch {note}: {merged.refused} ({choices})")
         if merged.refused or not merged.changed:
             raise CuratorError(f"cannot patch {note}: {merged.refused or 'the candidate adds nothing to it'}")
         return merged
@@ -290,6 +388,14 @@ class Desk:
         if not path.is_file():
             raise CuratorError(f"{rel}: no such note")
         return rel
+
+
+def _first_heading(body: str) -> str | None:
+    """The text of a note's first `# ` heading (what a person would call its title)."""
+    for line in body.splitlines():
+        if line.startswith("# ") and line[2:].strip():
+            return line[2:].strip()
+    return None
 
 
 def _promotable(candidate: cand.Candidate, rules: Rules) -> str:

@@ -26,6 +26,7 @@ from memory_curator.core.names import printable
 from memory_curator.core.notes import Note, content_hash, parse
 from memory_curator.core.ownership import NOT_ITS_NOTE, curator_owned, judge_may_change
 from memory_curator.core.plan import Plan, Step
+from memory_curator.core.reasons import reason_code
 from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.index.store import IndexUnavailable
@@ -71,6 +72,7 @@ class Sweep:
     options: Options = field(default_factory=Options)
     judge_settings: JudgeSettings = field(default_factory=JudgeSettings)
     confirmed: frozenset[str] = frozenset()  # the person's notes a person confirmed writing into (review, resolve)
+    settle: merge.Settle | None = None  # a person's answer to a contradiction (review); a sweep has none
     broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
     stage: str = "deciding"  # what the current candidate is going through, for an internal error's reason
 
@@ -149,7 +151,8 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
             _journal_run(sweep, result, ctx.clock.monotonic() - started)
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
-    return SweepResult(result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes))
+    ready = judge is not None or not options.use_judge
+    return SweepResult(result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes), ready)
 
 
 def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:
@@ -300,7 +303,7 @@ def _read(sweep: Sweep, item: CandidateFile) -> cand.Candidate | Skipped:
     if changed:
         return Skipped(item.rel, "still being written (it changed while it was read)")
     if sweep.reviewed.get(item.rel) == content_hash(raw):
-        return Skipped(item.rel, "needs review (unchanged since it was flagged)")
+        return _waiting(item.rel, raw)
     quiet, age = _quiet_for(sweep, item.rel, stat)
     settle, ceiling = _windows(sweep)
     if quiet < settle and item.rel not in sweep.options.overdue:
@@ -310,6 +313,14 @@ def _read(sweep: Sweep, item: CandidateFile) -> cand.Candidate | Skipped:
     if waiting and item.rel not in sweep.options.overdue:
         return Skipped(item.rel, waiting)
     return candidate
+
+
+def _waiting(rel: str, raw: bytes) -> Skipped:
+    """An item held for a person: flagged by a sweep, or put back untouched by undo (or restore
+    of an untagged file) and never flagged. `run` sums both up in one line."""
+    if compose.REVIEW_MARK.encode() in raw or compose.REVIEW_TAG.encode() in raw:
+        return Skipped(rel, "needs review (unchanged since it was flagged)", waiting="flagged")
+    return Skipped(rel, "held for review (put back by undo; unchanged since)", waiting="held")
 
 
 def _windows(sweep: Sweep) -> tuple[float, float]:
@@ -468,6 +479,7 @@ def _action(
         contradiction=decision.contradiction,
         moved_to=moved_to,
         diff=diff,
+        reason_code=reason_code(decision, candidate) if decision.verdict == "needs_review" else None,
     )
 
 
@@ -550,7 +562,7 @@ def _plan_drop(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> P
 def _plan_review(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Planned:
     data = compose.review_bytes(candidate.raw, decision.reason, sweep.now)
     sweep.seq += 1
-    record = _record(decision)
+    record = _record(decision, reason_code=reason_code(decision, candidate), target=decision.target)
     return decision, plans.flag(
         sweep.run_id, sweep.seq, candidate.inbox_path, candidate.digest, candidate.raw, data, record
     )
@@ -575,7 +587,7 @@ def _plan_patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> 
     if not owned and decision.target not in sweep.confirmed:  # the person's: never modified (design §3)
         why = f"matches the person's note {decision.target}"
         return _plan_review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
-    merged = merge.merge(text, candidate, sweep.now, person=not owned)  # a person's write keeps it theirs
+    merged = merge.merge(text, candidate, sweep.now, person=not owned, settle=sweep.settle)  # a person's stays theirs
     if merged.refused or not merged.changed:
         return _unpatched(sweep, candidate, decision, merged.refused or "it adds nothing", merged.contradiction)
     before = content_hash(old)

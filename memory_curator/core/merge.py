@@ -10,8 +10,8 @@ import re
 import string
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -34,6 +34,9 @@ from memory_curator.core.ownership import claims, marked_human
 from memory_curator.core.text import parse_time, split_list
 
 SET_FIELDS = ("participants", "aliases", "roles")
+CONTESTED = "contradictions"  # values a person kept beside the current one (`settle="both"`)
+CONTESTED_TAG = "contradiction"
+Settle = Literal["new", "old", "both"]  # a person's answer to a contradiction time cannot settle
 IGNORED_TAGS = {"needs-review"}
 _TRACKING = re.compile(r"^(utm_.*|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|igshid|si)$", re.IGNORECASE)
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -159,7 +162,17 @@ def _value_changed(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any], order
     mine = norm_text(cand_fm["value"])
     if not _blank(note_fm.get("value")) and mine == norm_text(note_fm["value"]):
         return False
-    return order == "newer" or mine not in {norm_text(v) for v in history_values(note_fm) if v is not None}
+    contested = [e.get("value") for e in as_list(note_fm.get(CONTESTED)) if isinstance(e, Mapping)]
+    known = {norm_text(v) for v in [*history_values(note_fm), *contested] if v is not None}
+    return order == "newer" or mine not in known
+
+
+def settled(comparison: Comparison, note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any], how: Settle) -> Comparison:
+    """The comparison as a person settled it: the new value current (`new`: the old one to
+    history), the old one kept (`old`: the new one to history), or both kept (`both`: the new
+    one beside the current value, under `contradictions:`)."""
+    order = {"new": "newer", "old": "older", "both": "contested"}[how]
+    return replace(comparison, order=order, value_changed=_value_changed(note_fm, cand_fm, order))
 
 
 def _order(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any]) -> str:
@@ -174,7 +187,7 @@ def _order(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any]) -> str:
 TIME_KEYS = ("observed_at", "captured_at")
 SOURCE_KEYS = ("source_url", "sources")
 VALUE_GROUP = ("value", *TIME_KEYS, "confidence", *SOURCE_KEYS)  # what travels with a value into history
-MERGED_KEYS = {*VALUE_GROUP, "tags", *SET_FIELDS, "history", "curated_from", "updated_at"}
+MERGED_KEYS = {*VALUE_GROUP, "tags", *SET_FIELDS, "history", CONTESTED, "curated_from", "updated_at"}
 # signals, authorship, derived keys: never copied nor reported (`author: user` would make a note a person's)
 SIGNAL_KEYS = {
     "type",
@@ -205,7 +218,9 @@ class Merged:
         return bool(self.summary)
 
 
-def merge(note_text: str, candidate: Candidate, now: dt.datetime, person: bool = False) -> Merged:
+def merge(
+    note_text: str, candidate: Candidate, now: dt.datetime, person: bool = False, settle: Settle | None = None
+) -> Merged:
     """Merge `candidate` into any note's text (its own key path or a neighbour the judge chose).
 
     Adds what is new and keeps what was there: merging the same candidate twice gives the
@@ -217,6 +232,8 @@ def merge(note_text: str, candidate: Candidate, now: dt.datetime, person: bool =
     `person=True` is a write a person confirmed into their own note (`review`, `resolve
     --yes`): a note marked `source_skill: human` / `author: user` is not refused, and neither
     `curated_from` nor `updated_at` is added, so the note stays the person's.
+
+    `settle` is a person's answer to a different value (`settled`); a sweep never gives one.
     """
     note = parse(note_text)
     if note.problem:
@@ -227,6 +244,8 @@ def merge(note_text: str, candidate: Candidate, now: dt.datetime, person: bool =
     if not isinstance(fm.get("history", []), list | type(None)):
         return Merged(note_text, refused="the note's history: is not a list")
     comparison = compare(fm, all_tags(note), candidate.frontmatter, candidate.tags)
+    if settle is not None:
+        comparison = settled(comparison, fm, candidate.frontmatter, settle)
     if comparison.contradiction:
         why = "contradiction: a different value with no newer or older observation time"
         return Merged(note_text, refused=why, contradiction=True)
@@ -307,6 +326,11 @@ class _Edit:
             _replace_keys(data, ("confidence",), _pick(self.spelled, ("confidence",)))
             _replace_keys(data, SOURCE_KEYS, _pick(self.spelled, SOURCE_KEYS))
             self.summary.append(f"value {old['value']} -> {new} (the old value kept in history)")
+        elif cmp.order == "contested":
+            _extend(data, CONTESTED, [CommentedMap(_pick(self.spelled, VALUE_GROUP))])
+            if CONTESTED_TAG not in _tag_set(data.get("tags")):
+                _extend(data, "tags", [CONTESTED_TAG])
+            self.summary.append(f"value {new} kept beside {data['value']} as a contradiction")
         else:
             _add_history(data, _pick(self.spelled, VALUE_GROUP))
             self.summary.append(f"older value {new} kept in history")
@@ -394,6 +418,11 @@ class _Edit:
         if not any(str(e.get("sha256")) == entry["sha256"] for e in known):
             _extend(data, "curated_from", [entry])
         _put(data, "updated_at", now)
+
+
+def _tag_set(tags: Any) -> set[str]:
+    items = tags if isinstance(tags, list) else split_list(tags) if not _blank(tags) else []
+    return {norm_tag(str(t)) for t in items}
 
 
 def _put(data: CommentedMap, key: str, value: Any) -> None:

@@ -21,6 +21,7 @@ class Action:
     rule: str | None = None
     contradiction: bool = False
     diff: str | None = None
+    reason_code: str | None = None  # needs_review: why, as a stable word (`core.reasons.CODES`)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -35,6 +36,7 @@ class Action:
         out["reason"] = self.reason
         if self.verdict == "needs_review":
             out["criteria"] = dict(self.criteria)
+            out["reason_code"] = self.reason_code or "other"
         if self.rule:
             out["rule"] = self.rule
         if self.contradiction:
@@ -48,6 +50,11 @@ class Action:
 class Skipped:
     inbox_path: str
     reason: str
+    waiting: str | None = None  # "flagged" or "held": it waits for a person (`run` sums these up)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"inbox_path": self.inbox_path, "reason": self.reason}
+        return {**out, "waiting": self.waiting} if self.waiting else out
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,7 @@ class AgentResult:
             "agent_id": self.agent_id,
             **self.counts(),
             "actions": [a.to_json() for a in self.actions],
-            "skipped": [{"inbox_path": s.inbox_path, "reason": s.reason} for s in self.skipped],
+            "skipped": [s.to_json() for s in self.skipped],
             "errors": [{"inbox_path": e.inbox_path, "error": e.error} for e in self.errors],
         }
 
@@ -87,6 +94,7 @@ class SweepResult:
     dry_run: bool = False
     judge: Mapping[str, Any] | None = None
     notes: tuple[str, ...] = ()  # recovery repairs and other one-line remarks
+    judge_ready: bool = True  # False: a judge was wanted but none is configured (the run's hint)
 
     def totals(self) -> dict[str, int]:
         keys = ["processed", *VERDICT_KEYS.values()]
@@ -95,6 +103,15 @@ class SweepResult:
     @property
     def errors(self) -> list[Failure]:
         return [e for a in self.agents for e in a.errors]
+
+    def waiting(self) -> dict[str, int]:
+        """Items that wait for a person after this run: flagged now, flagged before (unchanged
+        since), and held (put back by undo, never flagged)."""
+        skipped = [s.waiting for a in self.agents for s in a.skipped]
+        return {
+            "flagged": self.totals()["needs_review"] + skipped.count("flagged"),
+            "held": skipped.count("held"),
+        }
 
     def to_json(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"run_id": self.run_id, "dry_run": self.dry_run}
