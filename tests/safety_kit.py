@@ -22,10 +22,10 @@ NOTE_MARK = re.compile(rb"^note-marker (\w+)$", re.MULTILINE)
 TIMES = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}[:-]\d{2}[:-]\d{2}(?:Z|[+-]\d{2}:\d{2})?)?")
 
 _FRONT = {
-    "promote": "source_url: https://example.com/{m}\nconfidence: 2\n",
+    "promote": "source_url: https://example.dev/{m}\nconfidence: 2\n",
     "drop": "confidence: 1\n",
     "review": "confidence: 2\n",
-    "patch": "source_url: https://example.com/new/{m}\nconfidence: 2\n",
+    "patch": "source_url: https://example.dev/new/{m}\nconfidence: 2\n",
 }
 
 
@@ -52,7 +52,7 @@ def base_note(marker: str) -> tuple[str, str]:
     """The durable note a `patch` candidate adds a source to."""
     text = (
         f"---\ntype: fact\nentity: p{marker}\npredicate: status\nvalue: {words(f'p{marker}', 3)}\n"
-        f"source_url: https://example.com/old/{marker}\nconfidence: 2\n---\n"
+        f"source_url: https://example.dev/old/{marker}\nconfidence: 2\n---\n"
         f"The note: {words('note' + marker)}.\nnote-marker {marker}\n"
     )
     return f"facts/p{marker}/status.md", text

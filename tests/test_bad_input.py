@@ -13,7 +13,7 @@ type: fact
 entity: zyxquorbl
 predicate: flavour
 value: Zyxquorbl tastes of vorpal plums.
-source_url: https://example.com/zyxquorbl
+source_url: https://example.dev/zyxquorbl
 confidence: 2
 ---
 evidence

@@ -12,7 +12,7 @@ type: fact
 entity: copilot
 predicate: data-handling
 value: Does not retain prompts.
-source_url: https://example.com/trust
+source_url: https://example.dev/trust
 confidence: 2
 ---
 evidence

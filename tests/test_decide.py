@@ -30,7 +30,7 @@ FACT = dict(
     entity="copilot",
     predicate="data-handling",
     value="Does not retain prompts.",
-    source_url="https://example.com/trust",
+    source_url="https://example.dev/trust",
     confidence=2,
     captured_at="2026-06-20T15:30:00Z",
 )
@@ -99,7 +99,7 @@ CASES = [
     ),
     (
         "sourced by sources list",
-        {**{k: v for k, v in FACT.items() if k != "source_url"}, "sources": "[https://a.example]"},
+        {**{k: v for k, v in FACT.items() if k != "source_url"}, "sources": "[https://a.example.dev]"},
         "promote",
         "facts/copilot/data-handling.md",
         PROMOTE_REASON,
@@ -142,7 +142,7 @@ CASES = [
     ),
     (
         "agent insight is undecided",
-        dict(type="insight", title="Agents repeat themselves", source_url="https://x.example", confidence=2),
+        dict(type="insight", title="Agents repeat themselves", source_url="https://x.example.dev", confidence=2),
         "needs_review",
         "insights/agents-repeat-themselves.md",
         "load-bearing undecided",
@@ -152,7 +152,7 @@ CASES = [
         dict(
             type="insight",
             title="Agents repeat themselves",
-            source_url="https://x.example",
+            source_url="https://x.example.dev",
             confidence=2,
             load_bearing="true",
         ),
@@ -165,7 +165,7 @@ CASES = [
         dict(
             type="decision",
             title="Use SQLite for the index",
-            source_url="https://x.example",
+            source_url="https://x.example.dev",
             confidence=3,
             surprise="yes",
         ),
@@ -175,42 +175,48 @@ CASES = [
     ),
     (
         "event",
-        dict(type="event", date="2026-06-20", title="Launch day!", source_url="https://x.example", confidence=2),
+        dict(type="event", date="2026-06-20", title="Launch day!", source_url="https://x.example.dev", confidence=2),
         "promote",
         "events/2026/2026-06-20-launch-day.md",
         PROMOTE_REASON,
     ),
     (
         "event with a bad date",
-        dict(type="event", date="20 June", title="Launch", source_url="https://x.example", confidence=2),
+        dict(type="event", date="20 June", title="Launch", source_url="https://x.example.dev", confidence=2),
         "needs_review",
         None,
         "date '20 June' is not YYYY-MM-DD",
     ),
     (
         "research",
-        dict(type="research", topic="AI tools", title="Café & Co survey", source_url="https://x.example", confidence=2),
+        dict(
+            type="research",
+            topic="AI tools",
+            title="Café & Co survey",
+            source_url="https://x.example.dev",
+            confidence=2,
+        ),
         "promote",
         "research/ai-tools/cafe-co-survey.md",
         PROMOTE_REASON,
     ),
     (
         "person",
-        dict(type="person", name="Grace Hopper", source_url="https://x.example", confidence=2),
+        dict(type="person", name="Grace Hopper", source_url="https://x.example.dev", confidence=2),
         "promote",
         "persons/grace-hopper.md",
         PROMOTE_REASON,
     ),
     (
         "project",
-        dict(type="project", name="Memory Curator", source_url="https://x.example", confidence=2),
+        dict(type="project", name="Memory Curator", source_url="https://x.example.dev", confidence=2),
         "promote",
         "projects/memory-curator.md",
         PROMOTE_REASON,
     ),
     (
         "unknown type",
-        dict(type="recipe", title="Soup", source_url="https://x.example", confidence=2),
+        dict(type="recipe", title="Soup", source_url="https://x.example.dev", confidence=2),
         "needs_review",
         None,
         "the surface cannot be inferred: unknown type 'recipe'",
@@ -221,7 +227,7 @@ CASES = [
             type="insight",
             title="x",
             slug="../../etc/passwd",
-            source_url="https://x.example",
+            source_url="https://x.example.dev",
             confidence=2,
             load_bearing="true",
         ),
@@ -234,7 +240,7 @@ CASES = [
         dict(
             type="decision",
             title="Keep notes in Markdown",
-            source_url="https://x.example",
+            source_url="https://x.example.dev",
             confidence=2,
             tags="[new-tag]",
         ),
@@ -249,7 +255,7 @@ CASES = [
             entity="obsidian",
             predicate="file-format",
             value="Obsidian stores notes in a database.",
-            source_url="https://x.example",
+            source_url="https://x.example.dev",
             confidence=2,
         ),
         "needs_review",
@@ -298,7 +304,7 @@ def test_newer_value_patches_instead_of_contradicting(vault: Path) -> None:
         entity="obsidian",
         predicate="file-format",
         value="Obsidian now uses a database.",
-        source_url="https://x.example",
+        source_url="https://x.example.dev",
         confidence=2,
         observed_at="2026-09-01",
     )
@@ -309,7 +315,7 @@ def test_newer_value_patches_instead_of_contradicting(vault: Path) -> None:
 
 
 def test_marketing_rule_drops_only_when_the_judge_cites_it(vault: Path) -> None:
-    fm = dict(type="insight", title="Best tool ever", source_url="https://x.example", confidence=2)
+    fm = dict(type="insight", title="Best tool ever", source_url="https://x.example.dev", confidence=2)
     candidate, rules = build(vault, fm)
     facts = gather_facts(candidate, FileQuerier(vault, rules))
     assert decide(candidate, rules, facts).verdict == "needs_review"
@@ -320,7 +326,7 @@ def test_marketing_rule_drops_only_when_the_judge_cites_it(vault: Path) -> None:
 
 
 def test_judge_settles_only_undecided_criteria(vault: Path) -> None:
-    fm = dict(type="insight", title="Agents repeat themselves", source_url="https://x.example", confidence=2)
+    fm = dict(type="insight", title="Agents repeat themselves", source_url="https://x.example.dev", confidence=2)
     candidate, rules = build(vault, fm)
     facts = gather_facts(candidate, FileQuerier(vault, rules))
     yes = JudgeVerdict(criteria={"surprise_or_load_bearing": True, "sourced": False})

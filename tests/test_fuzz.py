@@ -35,7 +35,7 @@ NASTY = (
     "2026-02-30", "2026-13-01T00:00:00Z", "1990-02-30", "2026-02-28", "2026-02-28T25:61:00Z", "NO", "on",
     "1:20", "010", "0x1F", "~", "null", ".nan", "-.inf", "{{date}}", "*a", "&a x", "!!binary aGk=",
     "!!python/object/apply:os.system ['true']", "!!set {a}", "'quoted'", '"\\uDCFF"', '"\\x1b[31m"', "[a, b",
-    "{a: 1", "|", ">-", "[[Some note]]", "#tag", "- x", "? k", "https://example.com/x", "[]", "{}", "''",
+    "{a: 1", "|", ">-", "[[Some note]]", "#tag", "- x", "? k", "https://example.dev/x", "[]", "{}", "''",
 )  # fmt: skip
 
 scalar = st.one_of(
@@ -61,7 +61,7 @@ yamlish = st.builds(
 almost = st.builds(
     lambda entity, extra, body: (
         f"---\ntype: fact\nentity: {entity}\npredicate: hq\nvalue: {body[:20] or 'v'}\n"
-        f"source_url: https://example.com/{entity}\nconfidence: 2\n{extra}---\n{body}\n"
+        f"source_url: https://example.dev/{entity}\nconfidence: 2\n{extra}---\n{body}\n"
     ).encode("utf-8", "surrogatepass"),
     st.sampled_from(["acme", "beta"]),
     st.lists(line, max_size=2).map(lambda lines: "".join(f"{x}\n" for x in lines)),

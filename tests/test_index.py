@@ -32,7 +32,7 @@ type: fact
 entity: {entity}
 predicate: {predicate}
 value: {value}
-source_url: https://example.com/{entity}
+source_url: https://example.dev/{entity}
 confidence: 2
 ---
 {body}
@@ -217,7 +217,7 @@ MESSY = {
     "bad-yaml.md": "---\ntitle: [unclosed\n---\nThe body of a note whose YAML is broken: zanzibarite.\n",
     "template.md": "---\ndate: {{date}}\ntitle: {{title}}\n---\nDaily template for {{date}} quillwort.\n",
     "hash-tags.md": '---\ntitle: Hash tags\ntags: "#alpha, #beta/gamma"\n---\nBody #inline-tag `#not-a-tag`\n',
-    "strings.md": "---\ntitle: Strings\naliases: Only One Alias\ntags: one, two\nsources: https://a.example\n---\nx\n",
+    "strings.md": "---\ntitle: Strings\naliases: Only One Alias\ntags: one, two\nsources: https://a.example.dev\n---\nx\n",
     "latin1.md": "---\ntitle: caf\xe9\n---\nna\xefve\n".encode("latin-1"),
     "empty.md": "",
     "only-fence.md": "---\n",
@@ -502,7 +502,7 @@ def test_similarity_is_not_asked_of_candidates_a_drop_rule_takes(vault: Path, in
 
     monkeypatch.setattr(IndexQuerier, "neighbours", spy)
     unsourced = "---\ntype: fact\nentity: wobblium\npredicate: colour\nvalue: teal\nconfidence: 1\n---\nrumour\n"
-    sourced = unsourced.replace("confidence: 1", "confidence: 2\nsource_url: https://example.com/wobblium")
+    sourced = unsourced.replace("confidence: 1", "confidence: 2\nsource_url: https://example.dev/wobblium")
     write_candidate(vault, "dropped.md", unsourced, agent="spy")
     write_candidate(vault, "kept.md", sourced.replace("colour", "weight"), agent="spy")
     out = json.loads(invoke("run", "_inbox/spy", "--vault", str(vault), "--json").output)

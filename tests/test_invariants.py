@@ -13,15 +13,15 @@ from conftest import FIXTURES, age, run_installed
 
 CANDIDATES = {
     "promote.md": "---\ntype: fact\nentity: qwertzium\npredicate: melting-point\nvalue: 1234 K\n"
-    "source_url: https://example.com/qwertzium\nconfidence: 2\n---\nmeasured\n",
+    "source_url: https://example.dev/qwertzium\nconfidence: 2\n---\nmeasured\n",
     "patch.md": "---\ntype: fact\nentity: obsidian\npredicate: file-format\n"
     "value: Obsidian stores notes as plain Markdown files in a local folder.\n"
     "source_url: https://obsidian.md/about-the-format\nconfidence: 2\n---\nanother source\n",
     "drop.md": "---\ntype: fact\nentity: vendor\npredicate: share\nvalue: big\nconfidence: 1\n---\nrumour\n",
     "review.md": "---\ntype: insight\ntitle: Something to think about\n---\nmaybe\n",
-    "human-conflict.md": "---\ntype: decision\ntitle: Keep notes in Markdown\nsource_url: https://x.example\n"
+    "human-conflict.md": "---\ntype: decision\ntitle: Keep notes in Markdown\nsource_url: https://x.example.dev\n"
     "confidence: 3\ntags: [new-tag]\n---\nwe changed our mind\n",
-    "human-agree.md": "---\ntype: insight\ntitle: Agents need a curator\nsource_url: https://y.example\n"
+    "human-agree.md": "---\ntype: insight\ntitle: Agents need a curator\nsource_url: https://y.example.dev\n"
     "confidence: 2\n---\nagreed\n",
 }
 

@@ -31,7 +31,7 @@ type: fact
 entity: acme
 predicate: headquarters
 value: Acme is based in Berlin.
-source_url: https://example.com/acme
+source_url: https://example.dev/acme
 confidence: 2
 ---
 Seen on the company site.

@@ -43,7 +43,7 @@ MODEL = "claude-haiku-5-5"
 CURATED = """---
 type: insight
 title: Weekly sweeps
-source_url: https://example.com/sweeps
+source_url: https://example.dev/sweeps
 tags:
   - curation
 curated_from:
@@ -63,7 +63,7 @@ def insight(number: int, body: str = "") -> str:
     return (
         "---\ntype: insight\n"
         f"title: Insight {number:02d}\n"
-        f"source_url: https://example.com/insight-{number:02d}\n"
+        f"source_url: https://example.dev/insight-{number:02d}\n"
         "source_skill: web-research\nconfidence: 2\ncaptured_at: 2026-11-01T10:00:00Z\n---\n"
         f"{body or f'Body of insight {number:02d}: something the agent noticed.'}\n"
     )
@@ -269,7 +269,7 @@ def test_twelve_undecided_candidates_go_out_in_one_request(judged) -> None:
     }
     assert actions["insight-02.md"]["target_path"] == NEIGHBOUR
     patched = (judged.vault / NEIGHBOUR).read_text()
-    assert "https://example.com/insight-02" in patched and "Body of insight 02" in patched
+    assert "https://example.dev/insight-02" in patched and "Body of insight 02" in patched
     assert "Sweeping the inbox weekly keeps it small." in patched, "the note's own text stays"
     assert actions["insight-03.md"]["rule"] == "known-unchanged"
     assert actions["insight-03.md"]["reason"].startswith(f"already known and unchanged ({NEIGHBOUR})")

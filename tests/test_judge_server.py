@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 CANDIDATE = """---
 type: insight
 title: Sweeps before standups
-source_url: https://example.com/standups
+source_url: https://example.dev/standups
 source_skill: web-research
 confidence: 2
 ---

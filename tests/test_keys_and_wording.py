@@ -22,7 +22,7 @@ Type: Fact
 Entity: copilot
 Predicate: data-handling
 Value: Does not retain prompts.
-Source_URL: https://example.com/trust
+Source_URL: https://example.dev/trust
 Confidence: 2
 Extra: kept as written
 ---
@@ -32,7 +32,7 @@ Evidence.
 NO_TITLE_EVENT = """---
 type: event
 date: 2026-05-01
-source_url: https://example.com/e
+source_url: https://example.dev/e
 confidence: 2
 ---
 Something happened.
@@ -85,7 +85,7 @@ def test_a_promoted_note_carries_the_canonical_keys(vault: Path, invoke, write_c
     action = sweep_one(vault, invoke, write_candidate, CAPITALISED)
     assert action["verdict"] == "promote", action
     fm = parse((vault / "facts/copilot/data-handling.md").read_bytes()).frontmatter
-    assert fm["type"] == "Fact" and fm["entity"] == "copilot" and fm["source_url"] == "https://example.com/trust"
+    assert fm["type"] == "Fact" and fm["entity"] == "copilot" and fm["source_url"] == "https://example.dev/trust"
     assert "Type" not in fm and "Source_URL" not in fm and fm["Extra"] == "kept as written"
 
 
@@ -120,7 +120,7 @@ def test_a_near_miss_is_named_when_submit_refuses(vault: Path, capsys, monkeypat
 
 
 def test_an_unrelated_key_gets_no_hint(vault: Path) -> None:
-    text = CAPITALISED.replace("Source_URL: https://example.com/trust\n", "")
+    text = CAPITALISED.replace("Source_URL: https://example.dev/trust\n", "")
     out = verdict(vault, text)
     assert out["verdict"] == "needs_review" and "did you mean" not in out["reason"]
 

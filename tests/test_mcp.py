@@ -28,12 +28,12 @@ type: fact
 entity: acme
 predicate: headquarters
 value: Acme is based in Berlin.
-source_url: https://acme.example/about
+source_url: https://acme.example.dev/about
 confidence: 2
 ---
 Seen on the company site.
 """
-UNSOURCED = FACT.replace("source_url: https://acme.example/about\n", "")
+UNSOURCED = FACT.replace("source_url: https://acme.example.dev/about\n", "")
 TOOLS = {"submit_candidate", "check_candidate", "search_notes", "read_note", "curator_status"}
 
 

@@ -105,7 +105,7 @@ type: fact
 entity: obsidian
 predicate: file-format
 value: Obsidian stores notes in a database.
-source_url: https://example.com/db
+source_url: https://example.dev/db
 confidence: 1
 observed_at: 2026-09-01
 ---
@@ -119,7 +119,7 @@ type: fact
 entity: "obsidian"
 predicate: 'file-format'
 value: Obsidian stores notes in a database.              # the claim
-source_url: https://example.com/db
+source_url: https://example.dev/db
 confidence: 1
 observed_at: 2026-09-01
 tags: [obsidian, storage]
@@ -152,7 +152,7 @@ type: fact
 entity: obsidian
 predicate: file-format
 value: Obsidian stored notes in XML.
-source_url: https://example.com/old
+source_url: https://example.dev/old
 observed_at: 2025-01-01
 ---
 """)
@@ -171,7 +171,7 @@ tags: [obsidian, storage]
 history:
   - value: Obsidian stored notes in XML.
     observed_at: 2025-01-01
-    source_url: https://example.com/old
+    source_url: https://example.dev/old
 curated_from:
   - inbox: _inbox/agent-a/c.md
     sha256: SHA
@@ -205,7 +205,7 @@ type: event
 date: 2026-05-01
 title: Vault kickoff
 participants: ["[[persons/ada-lovelace]]", "[[persons/grace-hopper]]"]
-source_url: https://example.com/kickoff
+source_url: https://example.dev/kickoff
 ---
 Grace joined by video.
 """)
@@ -215,7 +215,7 @@ Grace joined by video.
         '  - "[[persons/ada-lovelace]]"\r\n'
         "  - '[[persons/grace-hopper]]'\r\n"
         "tags: milestone, vault\r\n"
-        "source_url: https://example.com/kickoff\r\n"
+        "source_url: https://example.dev/kickoff\r\n"
         "curated_from:\r\n"
         "  - inbox: _inbox/agent-a/c.md\r\n"
         "    sha256: SHA\r\n"
@@ -292,7 +292,7 @@ type: research
 topic: ai-tools
 title: Coding assistants
 sources:
-  - https://example.com/survey
+  - https://example.dev/survey
 ---
 A survey of coding assistants.
 """
@@ -301,7 +301,7 @@ type: research
 topic: ai-tools
 title: Coding Assistants (2026)
 slug: coding-assistants
-source_url: https://example.com/survey-2
+source_url: https://example.dev/survey-2
 summary: Most keep prompts for 30 days.
 ---
 Finding: most assistants keep prompts for 30 days.
@@ -315,8 +315,8 @@ type: research
 topic: ai-tools
 title: Coding assistants
 sources:
-  - https://example.com/survey
-  - https://example.com/survey-2
+  - https://example.dev/survey
+  - https://example.dev/survey-2
 summary: Most keep prompts for 30 days.
 curated_from:
   - inbox: _inbox/agent-a/c.md

@@ -26,8 +26,8 @@ predicate: 'data-handling'
 value: It's "quoted" inside
 tags: [ai-tools, privacy]
 sources:
-    - https://a.example/x
-    - https://b.example/y
+    - https://a.example.dev/x
+    - https://b.example.dev/y
 captured_at: 2026-06-20T15:30:00Z
 date: 2026-06-20
 nested:

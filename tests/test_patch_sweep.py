@@ -299,7 +299,7 @@ def test_a_note_that_is_not_utf8_is_not_patched(vault: Path, write_candidate, ru
 INSIGHT = """---
 type: insight
 title: Curators should read sources twice
-source_url: https://blog.example/read-twice
+source_url: https://blog.example.dev/read-twice
 confidence: 2
 ---
 Reading a source twice catches half the copying mistakes.
@@ -328,7 +328,7 @@ def test_a_judge_extends_verdict_patches_the_neighbour_it_named(vault: Path, wri
     text = (vault / "research/ai-tools/coding-assistants.md").read_text()
     fm = parse(text).frontmatter
     assert fm["title"] == "Coding assistants" and fm["type"] == "research", "the neighbour keeps its identity"
-    assert fm["sources"] == ["https://example.com/coding-assistants-survey", "https://blog.example/read-twice"]
+    assert fm["sources"] == ["https://example.com/coding-assistants-survey", "https://blog.example.dev/read-twice"]
     assert "Also reported: `title: Curators should read sources twice`." in text
     assert text.endswith("Reading a source twice catches half the copying mistakes.\n")
 

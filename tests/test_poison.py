@@ -42,7 +42,7 @@ def fact(entity: str, extra: str = "", confidence: str = "2") -> str:
     """A promotable fact whose words no other candidate shares (no near-duplicate pairing)."""
     return (
         f"---\ntype: fact\nentity: {entity}\npredicate: headquarters\nvalue: {words(entity, 3)}\n"
-        f"source_url: https://example.com/{entity}\nsource_skill: web-research\nconfidence: {confidence}\n{extra}"
+        f"source_url: https://example.dev/{entity}\nsource_skill: web-research\nconfidence: {confidence}\n{extra}"
         f"---\nSeen on the site: {words(entity + ' body')}.\n"
     )
 
@@ -64,7 +64,7 @@ LONG_NAME = "\U0001f600" * 62 + ".md"  # 62 four-byte characters: 251 bytes
 # every poison file of the issue: vault-relative path -> bytes
 POISON: dict[str, bytes] = {
     f"{AGENT}/impossible-date.md": (
-        "---\ntype: event\ndate: 2026-02-30\ntitle: Kickoff of the thing\nsource_url: https://example.com/k\n"
+        "---\ntype: event\ndate: 2026-02-30\ntitle: Kickoff of the thing\nsource_url: https://example.dev/k\n"
         f"confidence: 2\n---\n{words('kickoff')}\n"
     ).encode(),
     f"{AGENT}/month-13.md": fact("month13", "observed_at: 2026-13-01T00:00:00Z\n").encode(),
@@ -436,7 +436,7 @@ def judged(vault: Path, state: Path, judge: sweep.Judge) -> sweep.SweepResult:
 def insight(slug: str) -> bytes:
     """Undecided by the rules alone (load-bearing): the judge is asked about it."""
     return (
-        f"---\ntype: insight\ntitle: {words(slug, 2)}\nsource_url: https://example.com/{slug}\nconfidence: 2\n"
+        f"---\ntype: insight\ntitle: {words(slug, 2)}\nsource_url: https://example.dev/{slug}\nconfidence: 2\n"
         f"---\n{words(slug + ' body')}\n"
     ).encode()
 

@@ -29,7 +29,7 @@ type: fact
 entity: copilot
 predicate: data-handling
 value: Does not retain prompts.
-source_url: https://example.com/trust
+source_url: https://example.dev/trust
 confidence: 2
 tags: [ai-tools]
 ---
@@ -54,6 +54,7 @@ def test_default_rules_load() -> None:
     ]
     assert [r.id for r in rules.drop_rules] == [
         "known-unchanged",
+        "exact-duplicate",
         "low-confidence-unsourced",
         "do-not-share",
         "tier-1",
@@ -105,7 +106,7 @@ def test_missing_or_doubled_block() -> None:
 
 def test_other_fenced_blocks_are_examples() -> None:
     text = "Example:\n```yaml\ndrop_rules: [nonsense]\n```\n" + DEFAULT_TEXT
-    assert len(parse(text, "r.md").drop_rules) == 5
+    assert len(parse(text, "r.md").drop_rules) == 6
 
 
 def test_rules_check_command(tmp_path: Path, invoke) -> None:
@@ -209,7 +210,7 @@ scalars = st.one_of(
             "human",
             "user",
             "internal",
-            "https://x.example",
+            "https://x.example.dev",
             "2026-06-20",
             "true",
             "1",

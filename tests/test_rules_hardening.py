@@ -64,7 +64,7 @@ def set_line(root: Path, pattern: str, replacement: str) -> int:
 def fact(value: str, entity: str = "acme", body: str = "Seen on the company site.\n") -> str:
     return (
         f"---\ntype: fact\nentity: {entity}\npredicate: motto\nvalue: {json.dumps(value)}\n"
-        f"source_url: https://example.com/{entity}\nconfidence: 2\n---\n{body}"
+        f"source_url: https://example.dev/{entity}\nconfidence: 2\n---\n{body}"
     )
 
 

@@ -291,7 +291,7 @@ def test_a_missing_scheduler_is_one_line(vault: Path, tmp_path: Path, capsys, mo
 
 
 def test_cron_install_is_idempotent_and_keeps_other_lines(vault: Path, fakes: Fakes, invoke) -> None:
-    mine = "MAILTO=me@example.com\n# backups\n0 3 * * * /usr/local/bin/backup --all\n"
+    mine = "MAILTO=me@example.dev\n# backups\n0 3 * * * /usr/local/bin/backup --all\n"
     fakes.table.write_text(mine)
     assert invoke("schedule", "install", "--cron", "--vault", str(vault)).exit_code == 0
     first = fakes.table.read_text()
@@ -436,7 +436,7 @@ def test_errors_and_a_busy_lock_are_logged_not_printed(vault: Path, invoke, tmp_
 def test_host_refusal_is_pure() -> None:
     assert schedule_host("mini", "mini") is None
     assert schedule_host("Mini", "mini.local") is None
-    assert schedule_host("mini.example.org", "MINI") is None
+    assert schedule_host("mini.example.dev", "MINI") is None
     assert schedule_host(None, "laptop") is None
     assert schedule_host("", "laptop") is None
     line = schedule_host("mini", "laptop")

@@ -19,7 +19,7 @@ PAYLOAD = {
         "entity": "Copilot",
         "predicate": "data-handling",
         "value": "Copilot Business does not retain prompts.",
-        "source_url": "https://example.com/trust",
+        "source_url": "https://example.dev/trust",
         "confidence": 2,
         "tags": ["ai-tools"],
     },
@@ -44,7 +44,7 @@ def test_submit_a_json_payload_from_stdin(vault: Path, invoke) -> None:
 def test_submit_a_note_file_with_check_then_a_sweep_takes_it(vault: Path, invoke, tmp_path: Path) -> None:
     source = tmp_path / "draft.md"
     source.write_text(
-        "---\ntype: person\nname: Grace Hopper\nsources: [https://example.com/grace]\nconfidence: 3\n---\nX\n"
+        "---\ntype: person\nname: Grace Hopper\nsources: [https://example.dev/grace]\nconfidence: 3\n---\nX\n"
     )
     out = submit(invoke, vault, "--agent", "bot", "--check", str(source))
     assert out["inbox_path"] == "_inbox/bot/grace-hopper.md"

@@ -21,12 +21,12 @@ type: fact
 entity: zebra
 predicate: stripe-pattern
 value: Every zebra has a unique stripe pattern.
-source_url: https://example.com/zebra-stripes
+source_url: https://example.dev/zebra-stripes
 confidence: 2
 ---
 Like fingerprints.
 """
-ZEBRA_MORE = ZEBRA.replace("https://example.com/zebra-stripes", "https://example.org/quagga-zebra-study")
+ZEBRA_MORE = ZEBRA.replace("https://example.dev/zebra-stripes", "https://example.dev/quagga-zebra-study")
 
 
 def write_mix(root: Path, write_candidate) -> None:

@@ -35,7 +35,7 @@ WHEN = ["2026-11-30T20:00:00Z", "2026-11-30T21:00:00+01:00", "'2026-11-30T20:00:
 WHEN_LATER = ["2026-12-30T20:00:00Z", "2026-12-30T21:00:00+01:00", '"2026-12-30T20:00:00Z"', "2026-12-31"]
 
 
-def fact(value: str, extra: str, when: str, source: str = "https://example.com/a") -> str:
+def fact(value: str, extra: str, when: str, source: str = "https://example.dev/a") -> str:
     return (
         "---\ntype: fact\nentity: widget\npredicate: size\n"
         f"value: {value}\nextra: {extra}\ncaptured_at: {when}\nsource_url: {source}\nconfidence: 2\n"
@@ -72,7 +72,7 @@ def test_the_issue_table_round_trips_through_promote_and_patch() -> None:
     promoted = promoted_text(build(text), NOW)
     for line in ("value: NO", "window: 1:20", "flag: on", "zip: 010", "captured_at: 2026-11-30T20:00:00Z"):
         assert line in lines(promoted)
-    newer = build(fact("yes", "x", "2026-12-01T08:00:00+01:00", "https://example.com/b"), "d.md")
+    newer = build(fact("yes", "x", "2026-12-01T08:00:00+01:00", "https://example.dev/b"), "d.md")
     patched = merge(promoted, newer, NOW).text
     out = lines(patched)
     assert "value: yes" in out and "captured_at: 2026-12-01T08:00:00+01:00" in out
@@ -93,7 +93,7 @@ def test_crlf_candidate_is_promoted_without_a_doubled_cr() -> None:
 def test_promote_keeps_every_key_it_does_not_own_byte_for_byte() -> None:
     text = (
         "---\n# an agent's comment\ntype: fact\nentity: 'widget'\npredicate: \"size\"\nvalue: 1:20  # mm:ss\n"
-        "aliases: [Widget, 'the widget']\nsource_url: https://example.com/a\nconfidence: 2\n"
+        "aliases: [Widget, 'the widget']\nsource_url: https://example.dev/a\nconfidence: 2\n"
         "nested:\n    deep: {a: +1, b: ~}\n1: one\nnull: yes\ntags: [Size, '#metrics', needs-review]\n---\nBody.\n"
     )
     promoted = promoted_text(build(text), NOW)
@@ -154,7 +154,7 @@ def test_patch_keeps_each_value_text_in_both_directions(
     note = promoted_text(build(style(fact(old, "kept", early), crlf, False)), NOW)
     mine = late if newer else early.replace("2026-11-30", "2026-10-01")
     candidate = build(
-        style(fact(new, "x", mine, "https://example.com/b").replace("extra: x\n", f"added: {extra}\n"), crlf, False),
+        style(fact(new, "x", mine, "https://example.dev/b").replace("extra: x\n", f"added: {extra}\n"), crlf, False),
         "d.md",
     )
     patched = merge(note, candidate, NOW)
@@ -189,7 +189,7 @@ def spelled_pair(root: Path, crlf: bool) -> tuple[Path, str, str]:
     """Two candidates carrying every spelling: one the default rules drop, one they promote."""
     keys = "".join(f"k{i}: {s}\n" for i, s in enumerate(SPELLINGS))
     unsourced = fact("NO", "on", "2026-11-30T20:00:00Z").replace("confidence: 2\n", "confidence: 1\n")
-    dropped = style(unsourced.replace("source_url: https://example.com/a\n", keys), crlf, False)
+    dropped = style(unsourced.replace("source_url: https://example.dev/a\n", keys), crlf, False)
     promoted = style(
         fact("010", "+1", "2026-11-30T20:00:00+01:00").replace("extra: +1\n", "extra: +1\n" + keys), crlf, False
     )

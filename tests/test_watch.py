@@ -50,7 +50,7 @@ def set_rules(root: Path, settle: float = 0.5, ceiling: float = 3600, reconcile:
 def fact(entity: str, value: str = "Berlin", body: str = "Seen on the company site.\n", source: bool = True) -> str:
     """A promotable fact; its own words (from the entity) keep it from looking like its siblings."""
     words = " ".join(hashlib.sha256(f"{entity}{n}".encode()).hexdigest()[:10] for n in range(8))
-    src = f"source_url: https://example.com/{entity}\n" if source else ""
+    src = f"source_url: https://example.dev/{entity}\n" if source else ""
     return (
         f"---\ntype: fact\nentity: {entity}\npredicate: headquarters\nvalue: {value} ({words})\n{src}"
         f"source_skill: web-research\nconfidence: 2\n---\n{body}{words}\n"

@@ -19,7 +19,7 @@ from memory_curator.core.conditions import is_present
 from memory_curator.core.names import slugify
 from memory_curator.core.notes import Note, NotEditable, all_tags, content_hash, edit_frontmatter, parse
 from memory_curator.core.ownership import never_owned
-from memory_curator.core.rules import Rules, Surface
+from memory_curator.core.rules import BOOKKEEPING, Rules, Surface
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 NEAR_MISS = 0.8  # difflib ratio from which an unknown key is named as a likely typo
@@ -137,6 +137,12 @@ def placement_problem(candidate: Candidate, rules: Rules) -> str | None:
     if candidate.key_problem:
         return f"no path for {surface.name}: {candidate.key_problem}"
     return None
+
+
+def not_carried(candidate: Candidate) -> frozenset[str]:
+    """The agent's bookkeeping keys its surface leaves out of a durable note (`model`,
+    `task_id`…): the candidate's original, kept in the content store, still holds them."""
+    return frozenset(candidate.surface.not_carried if candidate.surface else BOOKKEEPING)
 
 
 def infer_surface(frontmatter: Mapping[str, Any], rules: Rules) -> Surface | None:

@@ -11,7 +11,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from memory_curator.core.candidate import Candidate
+from memory_curator.core.candidate import Candidate, not_carried
 from memory_curator.core.conditions import is_present
 from memory_curator.core.names import printable, slugify
 from memory_curator.core.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
@@ -42,14 +42,16 @@ PROMOTE_OWNS = ("tags", "aliases", "curated_from", "source_skill", "author")
 
 def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
     """The candidate's own text as a durable note: every key keeps its bytes but the ones a
-    promote owns (tags without `#` or `needs-review`; the title added to `aliases` when the file
+    promote owns (the surface's `not_carried` bookkeeping keys left out; tags without `#` or
+    `needs-review`; the title added to `aliases` when the file
     name differs from it; `curated_from` added; the inbox file's `source_skill: human` /
     `author: user` moved into it), body unchanged."""
     text = strip_review_mark(candidate.note.text)  # a person promoting a flagged item
     claimed = claims(candidate.frontmatter)
+    left_out = [*claimed, *(k for k in candidate.frontmatter if k in not_carried(candidate))]
 
     def own(data: CommentedMap) -> None:
-        for key in claimed:
+        for key in left_out:
             data.pop(key, None)
         tags = data.get("tags")
         written = [str(t) for t in tags] if isinstance(tags, list) else None
@@ -65,7 +67,7 @@ def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
     try:
         return edit_frontmatter(text, own)
     except (NotEditable, YAMLError):  # what PyYAML reads and ruamel cannot round-trip
-        fm = {k: v for k, v in spelled(candidate.note).items() if k not in ("tags", "curated_from", *claimed)}
+        fm = {k: v for k, v in spelled(candidate.note).items() if k not in ("tags", "curated_from", *left_out)}
         tags = _clean_tags(candidate.frontmatter.get("tags"))
         fm.update({"tags": tags} if tags else {})
         aliases = _aliases(fm, candidate.target)

@@ -27,6 +27,7 @@ FACTS = (
     "known_unchanged",
     "exact_duplicate",
     "near_duplicate",
+    "subject_note_exists",
     "links_to_durable_note",
     "required_fields_present",
 )

@@ -10,11 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard
 
+from memory_curator.core import evidence
 from memory_curator.core.candidate import Candidate, placement_problem, with_hints
 from memory_curator.core.conditions import Cond, Subject, evaluate
 from memory_curator.core.facts import Facts
 from memory_curator.core.ownership import claims
-from memory_curator.core.rules import Criterion, DropRule, Rules
+from memory_curator.core.rules import Criterion, DropRule, Rules, Settings
 
 Verdict = Literal["promote", "patch", "drop", "needs_review"]
 Value = bool | None  # a criterion's value; None is undecided
@@ -46,11 +47,13 @@ class Decision:
     by_judge: bool = False  # the judge named `target` (a patch or a duplicate): `ownership.judge_may_change`
 
 
-def subject_of(candidate: Candidate, facts: Facts) -> Subject:
+def subject_of(candidate: Candidate, facts: Facts, settings: Settings | None = None) -> Subject:
     """What the conditions see. An inbox file's own `source_skill: human` / `author: user` is
-    hidden: anything that arrives through `_inbox/` is agent-written (design §3)."""
+    hidden: anything that arrives through `_inbox/` is agent-written (design §3); a placeholder
+    source is no source and a confidence word is its number (`evidence.as_read`)."""
     hidden = claims(candidate.frontmatter)
-    fields: dict[str, Any] = {k: v for k, v in candidate.frontmatter.items() if k not in hidden}
+    read = evidence.as_read(candidate.frontmatter, settings or Settings())
+    fields: dict[str, Any] = {k: v for k, v in read.items() if k not in hidden}
     fields["body"] = candidate.note.body
     fields["agent"] = candidate.agent
     fields["surface"] = candidate.surface.name if candidate.surface else None
@@ -62,12 +65,13 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
     surface = candidate.surface.name if candidate.surface else None
     if candidate.note.problem:
         return Decision("needs_review", candidate.note.problem, surface)
-    subject = subject_of(candidate, facts)
+    subject = subject_of(candidate, facts, rules.settings)
     dropped = _drop(candidate, rules, facts, subject, judge)
     if dropped is not None:
         return dropped
     if candidate.surface is None:
-        return Decision("needs_review", with_hints(placement_problem(candidate, rules) or "", candidate))
+        why = "; ".join(p for p in (placement_problem(candidate, rules), found_notes(facts)) if p)
+        return Decision("needs_review", with_hints(why, candidate))
     criteria = evaluate_criteria(rules.criteria, subject, judge)
     named = _judge_relation(candidate, rules, judge, criteria)
     if named is not None:
@@ -95,7 +99,7 @@ def _drop(
             surface = candidate.surface.name if candidate.surface else None
             return Decision(
                 "drop",
-                with_hints(_reason(rule, facts), candidate),  # a typo'd key that made it drop is named
+                with_hints(_reason(rule, facts) + _placeholder_note(candidate, rules), candidate),  # typos named
                 surface,
                 rule=rule.id,
                 explanation=(rule.when.text,) if rule.when else ("cited by the judge",),
@@ -221,23 +225,52 @@ def _review_reason(candidate: Candidate, rules: Rules, criteria: Mapping[str, Va
     return "; ".join(parts) or "no criterion failed, yet not all passed"
 
 
+def _placeholder_note(candidate: Candidate, rules: Rules) -> str:
+    found = evidence.placeholders(candidate.frontmatter, rules.settings)
+    return f" (placeholder source, not a source: {', '.join(found)})" if found else ""
+
+
 def _detail(name: str, candidate: Candidate, rules: Rules, facts: Facts) -> str:
+    if name == "sourced":
+        return _placeholder_note(candidate, rules).strip(" ()")
     if name == "specific":
         return placement_problem(candidate, rules) or ""
     if name == "novel":
         if facts.existing is not None:
             return f"a note with this key exists: {facts.existing.path}"
-        if facts.duplicate_of:
-            return f"exact duplicate of {facts.duplicate_of}"
-        if facts.near_duplicate and facts.neighbours:
-            return f"near-duplicate of {facts.neighbours[0].path}"
+        return found_notes(facts)
     return ""
+
+
+SHOWN = 3  # notes named in one reason
+
+
+def found_notes(facts: Facts) -> str:
+    """The note(s) that left novelty open, and why: every needs_review line names them."""
+    if facts.duplicate_of:
+        return f"exact duplicate of {facts.duplicate_of}"
+    parts = []
+    if facts.subjects:
+        named = ", ".join(_whose(n.path, n.curator_owned) for n in facts.subjects[:SHOWN])
+        parts.append(f"the vault has a note about it: {named}")
+    if facts.near:
+        named = ", ".join(f"{n.path} ({n.score:.2f})" for n in facts.near[:SHOWN])
+        parts.append(f"near-duplicate of {named}")
+    return "; ".join(parts)
+
+
+def _whose(path: str, curator_owned: bool) -> str:
+    return path if curator_owned else f"the person's note {path}"
 
 
 def explain(candidate: Candidate, rules: Rules, facts: Facts) -> list[str]:
     """Every drop rule and criterion as the rules file wrote it, with its outcome."""
-    subject = subject_of(candidate, facts)
+    subject = subject_of(candidate, facts, rules.settings)
     lines = [f"facts: {', '.join(k for k, v in subject.facts.items() if v) or 'none'}"]
+    if facts.duplicate_of:
+        lines.append(f"exact duplicate: {facts.duplicate_of}")
+    lines += [f"about the same subject: {_whose(n.path, n.curator_owned)}" for n in facts.subjects]
+    lines += [f"near-duplicate: {n.path} ({n.score:.2f})" for n in facts.near]
     for rule in rules.drop_rules:
         if rule.judge_only:
             lines.append(f"drop {rule.id}: judge only")

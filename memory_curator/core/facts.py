@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from memory_curator.core import merge
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.notes import Note, all_tags, wikilinks
+from memory_curator.core.ownership import on_surface
 from memory_curator.core.rules import Rules, Settings
 
 
@@ -25,6 +26,7 @@ class ExistingNote:
     text: str
     note: Note
     curator_owned: bool  # False: the person's note, never changed by a sweep (`ownership`)
+    found_by: str = "key"  # key (its path), name (title, alias, H1, stem, slug) or words (of its path)
 
     @property
     def frontmatter(self) -> Mapping[str, Any]:
@@ -33,12 +35,14 @@ class ExistingNote:
 
 @dataclass(frozen=True)
 class Neighbour:
-    """A note close to a candidate; `score` is BM25 scaled to 0..1 (docs/architecture.md)."""
+    """A note close to a candidate; `score` in 0..1, 1.0 the same text (`index.similarity`)."""
 
     path: str
     title: str
     score: float
     text: str = ""
+    key: str | None = None  # the path its own key fields name, on a keyed surface
+    value: str = ""  # its `value`, as written
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,12 @@ class Facts:
     comparison: merge.Comparison | None = None
     duplicate_of: str | None = None
     neighbours: tuple[Neighbour, ...] = ()
+    subjects: tuple[ExistingNote, ...] = ()  # other notes about the same subject (`subject_notes`)
+    near: tuple[Neighbour, ...] = ()  # the neighbours that made `near_duplicate`
+
+    @property
+    def subject_note_exists(self) -> bool:
+        return bool(self.subjects)
 
     def as_conditions(self, required_present: bool) -> dict[str, bool]:
         return {
@@ -61,6 +71,7 @@ class Facts:
             "known_unchanged": self.known_unchanged,
             "exact_duplicate": self.exact_duplicate,
             "near_duplicate": self.near_duplicate,
+            "subject_note_exists": self.subject_note_exists,
             "links_to_durable_note": self.links_to_durable_note,
             "required_fields_present": required_present,
         }
@@ -75,6 +86,8 @@ class Querier(Protocol):
 
     def links_to_durable(self, links: list[str]) -> bool: ...
 
+    def subject_notes(self, candidate: Candidate) -> list[ExistingNote]: ...
+
     def stage(self, rel: str, text: str | None) -> None: ...
 
 
@@ -87,6 +100,11 @@ def gather_facts(
     no drop rule can name it, so a sweep asks it only of candidates that are not dropped.
     """
     existing = querier.note_at(candidate.target) if candidate.target else None
+    subjects: tuple[ExistingNote, ...] = ()
+    if existing is None and not candidate.note.problem:
+        subjects = tuple(querier.subject_notes(candidate))
+        existing = _own_subject_note(candidate, subjects)
+        subjects = () if existing is not None else subjects
     comparison = None
     if existing is not None:
         comparison = merge.compare(existing.frontmatter, all_tags(existing.note), candidate.frontmatter, candidate.tags)
@@ -101,19 +119,44 @@ def gather_facts(
         existing=existing,
         comparison=comparison,
         duplicate_of=duplicate,
+        subjects=subjects,
     )
     return with_neighbours(facts, candidate, querier, settings) if neighbours else facts
 
 
+def _own_subject_note(candidate: Candidate, subjects: tuple[ExistingNote, ...]) -> ExistingNote | None:
+    """The one curator-owned note on the candidate's own surface named for its subject (a
+    person's `persons/steph-ango.md` with the alias `kepano`): the note a patch goes to, as if
+    by key. A note found by the words of its path is never patched by a sweep.
+    None when there is none, or several (which one is a person's call)."""
+    if candidate.surface is None:
+        return None
+    own = [n for n in subjects if n.found_by == "name" and n.curator_owned and on_surface(n.path, [candidate.surface])]
+    return own[0] if len(own) == 1 else None
+
+
+def distinct(candidate: Candidate, neighbour: Neighbour) -> bool:
+    """Two notes of one surface carrying different keys or different values are not duplicates
+    of each other by similarity alone (`widget-1 size` is not `widget-2 size`)."""
+    if candidate.surface is None or not neighbour.key or not on_surface(neighbour.key, [candidate.surface]):
+        return False
+    if candidate.target and neighbour.key != candidate.target:
+        return True
+    value = candidate.frontmatter.get("value")
+    mine = merge.norm_text(value) if value is not None else ""
+    return bool(mine and neighbour.value and merge.norm_text(neighbour.value) != mine)
+
+
 def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settings: Settings | None = None) -> Facts:
     """Add the nearest notes and `near_duplicate`, asked only while novelty is still open: no
-    note with the key, no exact duplicate, a surface, and frontmatter that parses. `settings`
+    note with the key, no exact duplicate, and frontmatter that parses (with no surface too:
+    its review line then names the note it copies). `settings`
     (default: the querier's rules) gives their number and the near-duplicate score."""
-    if facts.existing is not None or facts.duplicate_of or candidate.surface is None or candidate.note.problem:
+    if facts.existing is not None or facts.duplicate_of or candidate.note.problem:
         return facts
     if settings is None:
         rules = getattr(querier, "rules", None)
         settings = rules.settings if isinstance(rules, Rules) else Settings()
     found = tuple(querier.neighbours(candidate, settings.neighbours))
-    near = any(n.score >= settings.near_duplicate_score for n in found)
-    return replace(facts, neighbours=found, near_duplicate=near)
+    near = tuple(n for n in found if n.score >= settings.near_duplicate_score and not distinct(candidate, n))
+    return replace(facts, neighbours=found, near_duplicate=bool(near), near=near)

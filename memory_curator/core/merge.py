@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from memory_curator.core.candidate import Candidate
+from memory_curator.core.candidate import Candidate, not_carried
 from memory_curator.core.compose import provenance, strip_review_mark
 from memory_curator.core.notes import (
     Note,
@@ -278,7 +278,8 @@ class _Edit:
         provenance: bool = True,
     ):
         self.provenance = provenance  # False: a person's confirmed write leaves their note theirs
-        self.cand = candidate.frontmatter
+        skipped = not_carried(candidate)  # the agent's bookkeeping never reaches the note
+        self.cand = {k: v for k, v in candidate.frontmatter.items() if k not in skipped}
         self.spelled = spelled(candidate.note)  # what is written: each value as the candidate spelled it
         self.candidate = candidate
         self.comparison = comparison

@@ -29,11 +29,34 @@ NEVER_INDEXED = {INBOX, ".obsidian", ".trash"}
 _CONFLICT = re.compile(r"\((?:c|C)onflicted copy.*\)|\.sync-conflict-")
 
 
-def slugify(text: object, cap: int = SLUG_MAX) -> str:
+UNICODE_SLUG_BYTES = 200
+
+
+def ascii_slug(text: object, cap: int = SLUG_MAX) -> str:
     """Lowercase ASCII with `-` separators; accents folded; empty when nothing is left."""
     folded = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")
     return slug[:cap].rstrip("-")
+
+
+def slugify(text: object, cap: int = SLUG_MAX) -> str:
+    """`ascii_slug`, so that no existing key moves (Café Zürich -> `cafe-zurich`); text that
+    folds to nothing (Japanese, Chinese, Russian…), or only to digits while letters were lost
+    (`同期は月額4ドル` is not `4`), keeps its own letters instead, as Obsidian accepts them in
+    file names: NFC, lowercase where the script has case, every run of
+    characters that are not letters, marks or digits one `-`, at most 200 bytes."""
+    slug = ascii_slug(text, cap)
+    if slug and (re.search("[a-z]", slug) or not _lost_letters(str(text))):
+        return slug
+    letters = re.sub(r"[\W_]+", "-", unicodedata.normalize("NFC", str(text)).lower()).strip("-")
+    encoded = letters.encode("utf-8")[:UNICODE_SLUG_BYTES]
+    return encoded.decode("utf-8", errors="ignore").rstrip("-")
+
+
+def _lost_letters(text: str) -> bool:
+    """Letters that ASCII folding drops (not accented Latin: `é` folds to `e`)."""
+    fold = unicodedata.normalize
+    return any(c.isalpha() and not fold("NFKD", c).encode("ascii", "ignore") for c in text if not c.isascii())
 
 
 def check_component(value: str) -> str:

@@ -25,6 +25,7 @@ CODES: Mapping[str, str] = {
     "judge": "the judge said something the rules cannot act on",
     "near-duplicate": "a note very like it exists (similarity never decides alone)",
     "duplicate": "an exact duplicate exists elsewhere in the vault",
+    "subject-note": "another note in the vault is about the same subject (a person's, or one of another surface)",
     "exists": "a note with its key exists and it adds nothing the merge can take",
     "criteria-failed": "a criterion failed",
     "undecided": "a criterion could not be decided without the judge or a person",
@@ -69,6 +70,8 @@ def _from_criteria(criteria: Mapping[str, bool | None], reason: str) -> str:
         return "near-duplicate"
     if "exact duplicate of" in reason:
         return "duplicate"
+    if "the vault has a note about it" in reason:
+        return "subject-note"
     if criteria.get("novel") is False and "a note with this key exists" in reason:
         return "exists"
     if any(value is False for value in criteria.values()):

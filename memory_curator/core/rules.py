@@ -41,6 +41,15 @@ CURATOR_FIELDS = (
     "tags", "aliases", "participants", "roles", "source_skill", "author", "load_bearing",
 )  # fmt: skip
 NOT_KEYS = ("surface", "agent", "body")  # what conditions see besides the frontmatter
+# agents' bookkeeping: kept in the candidate's audit copy, never carried into a durable note
+BOOKKEEPING = (
+    "model", "model_id", "model_name", "task_id", "run_id", "session_id", "trace_id", "request_id",
+    "conversation_id", "thread_id", "job_id", "tool_call_id", "prompt_id", "agent_version",
+    "tokens", "token_count", "cost", "cost_usd", "latency_ms", "temperature",
+)  # fmt: skip
+# source addresses that are no source: RFC 2606 / 6761 names (a rules setting adds more)
+PLACEHOLDER_SOURCES = ("example.com", "example.org", "example.net", "localhost", ".example", ".invalid", ".test")
+CONFIDENCE_WORDS = (("low", 1), ("medium", 2), ("high", 3))
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,7 @@ class Surface:
     key: tuple[str, ...]
     required: tuple[str, ...]
     curated: bool = False  # its folder is handed over to the curator (docs/rules.md, "Whose note is it")
+    not_carried: tuple[str, ...] = BOOKKEEPING  # keys left out of its durable notes
 
     def placeholders(self) -> list[tuple[str, str | None]]:
         return [(f, spec or None) for _, f, spec, _ in string.Formatter().parse(self.path) if f]
@@ -98,6 +108,8 @@ class Settings:
     reconcile_seconds: float = 300.0
     curator_host: str | None = None
     mcp_allow_sweep: bool = False  # `memory-curator mcp` offers agents `sweep_now` (docs/mcp.md)
+    placeholder_sources: tuple[str, ...] = ()  # hosts / `.tld`s added to PLACEHOLDER_SOURCES
+    confidence_words: tuple[tuple[str, int], ...] = CONFIDENCE_WORDS  # `confidence: high` -> 3
     judge: JudgeSettings = field(default_factory=JudgeSettings)
 
 
@@ -251,7 +263,11 @@ class _Builder:
             why = f"key field {unused[0]!r} is not in its path template ({surface.path})"
             node, at = (spec, "key") if _line(spec, "key") else (raw, name)
             raise self.fail(f"surface {surface.name!r}: {why}", node, at)
-        return replace(surface, curated=self._curated(surface, spec))
+        carried = spec.get("not_carried")
+        if carried is not None and not (isinstance(carried, list) and all(isinstance(k, str) for k in carried)):
+            raise self.fail(f"surface {surface.name!r}: not_carried must be a list of keys", spec, "not_carried")
+        kept = BOOKKEEPING if carried is None else tuple(carried)
+        return replace(surface, curated=self._curated(surface, spec), not_carried=kept)
 
     def _check_template(self, surface: Surface, raw: Any, name: Any) -> None:
         try:
@@ -376,6 +392,15 @@ class _Builder:
         return replace(default, **out)
 
     def _coerce(self, key: str, value: Any, current: Any, node: Any) -> Any:
+        if key == "placeholder_sources":
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise self.fail(f"setting {key!r} must be a list of host names", node, key)
+            return tuple(v.strip().casefold() for v in value)
+        if key == "confidence_words":
+            words = value.items() if isinstance(value, dict) else ()
+            if not words or not all(isinstance(v, int) and not isinstance(v, bool) for _, v in words):
+                raise self.fail(f"setting {key!r} must map words to whole numbers (high: 3)", node, key)
+            return tuple({**dict(CONFIDENCE_WORDS), **{str(k).casefold(): int(v) for k, v in words}}.items())
         if current is None or isinstance(current, str):  # text (curator_host, model, effort)
             if value is None and current is None:
                 return None

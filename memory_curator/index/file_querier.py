@@ -41,6 +41,9 @@ class FileQuerier:
     def neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
         return []
 
+    def subject_notes(self, candidate: Candidate) -> list[ExistingNote]:
+        return []
+
     def links_to_durable(self, links: list[str]) -> bool:
         return any(self.note_at(link if link.endswith(".md") else link + ".md") for link in links if "/" in link)
 

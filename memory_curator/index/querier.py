@@ -8,27 +8,28 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from memory_curator.core import subject
 from memory_curator.core.candidate import Candidate, target_path
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import ExistingNote, Neighbour
 from memory_curator.core.names import nfc, slugify
 from memory_curator.core.notes import parse
-from memory_curator.core.ownership import curator_owned
+from memory_curator.core.ownership import curator_owned, never_owned, on_surface
 from memory_curator.core.rules import Rules
+from memory_curator.index import similarity
 from memory_curator.index.rows import (
+    QUERY_TERMS,
     Layout,
     Row,
-    bm25,
     candidate_parts,
     choose_terms,
     describe,
     match_expression,
-    reference,
     terms,
     text_hash,
     tokens,
@@ -36,7 +37,29 @@ from memory_curator.index.rows import (
 from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Progress, Refresh, read_note
 from memory_curator.store.writer import FILES, Files
 
-MIN_SCORE = 0.0005  # below this a "neighbour" shares only words most notes hold
+MIN_SCORE = 0.02  # below this a "neighbour" shares only words most notes hold
+RESCORED = 10  # notes fetched by BM25 beyond k, to be scored by `similarity.score`
+
+
+@dataclass(frozen=True)
+class _Found:
+    path: str
+    title: str
+    key: str | None
+    value: str
+    text: str  # title, value and body as indexed
+
+
+def _value_of(frontmatter: str) -> str:
+    value = json.loads(frontmatter).get("value")
+    return "" if value is None else str(value).strip()
+
+
+def _commonest_last(words: list[str], df: dict[str, int]) -> tuple[str, ...]:
+    """Words every query would skip as too common (`query --text sync`), rarest first: a text
+    made only of such words is still searched."""
+    held = sorted((w for w in dict.fromkeys(words) if df.get(w, 0) > 0), key=lambda w: (df[w], w))
+    return tuple(held[:QUERY_TERMS])
 
 
 @dataclass(frozen=True)
@@ -77,6 +100,8 @@ class IndexQuerier:
         self._version = 0  # bumped by every stage(): cached neighbours are per overlay state
         self._new_paths: set[str] = set()  # staged notes the index does not hold
         self._holders: dict[str, set[str]] = {}  # word -> staged notes holding it
+        self._by_path_word: dict[str, set[str]] | None = None  # `_path_words`
+        self._all_paths: list[str] = []
 
     @property
     def index(self) -> Index:
@@ -111,11 +136,9 @@ class IndexQuerier:
 
     def note_at(self, rel: str) -> ExistingNote | None:
         for path in self.paths_for_key(rel):
-            staged = self.overlay.get(path)
-            text = staged.text if staged is not None else _read_text(self.root, path)
-            if text is not None:
-                note = parse(text)
-                return ExistingNote(path, text, note, curator_owned(path, note.frontmatter, self.rules))
+            note = self._existing(path)
+            if note is not None:
+                return note
         return None
 
     def duplicate_of(self, candidate: Candidate) -> str | None:
@@ -124,7 +147,7 @@ class IndexQuerier:
             return None
         found = [p for p, s in self._staged() if s.row.text_hash == digest]
         rows = self.conn.execute("SELECT path, key FROM notes WHERE text_hash = ? ORDER BY path", (digest,))
-        found += [p for p, key in rows if self._visible(p)]
+        found += [p for p, key in rows if self._visible(p) and p != candidate.inbox_path]  # `check` of a note
         own = candidate.target
         return min(found, key=lambda p: (own is not None and p == own, p), default=None)
 
@@ -156,6 +179,76 @@ class IndexQuerier:
         found += [p for (p,) in rows if self._visible(p)]
         return list(dict.fromkeys(found))
 
+    def subject_notes(self, candidate: Candidate) -> list[ExistingNote]:
+        """Notes anywhere in the vault about what the candidate is about (`core.subject`): not
+        its own key path (that is `note_at`), nothing the curator never owns (`_meta/`…).
+        A fact's note is one named for its entity that speaks of its predicate, or one named
+        for its predicate (`Refund policy.md`) that speaks of its entity."""
+        wanted = subject.ask(candidate)
+        found: list[ExistingNote] = []
+        by_name = {p for name in wanted.names for p in self.match_name(name)}
+        named = sorted(by_name)
+        by_predicate: list[str] = []
+        if wanted.entity:
+            named += self._paths_naming(wanted.entity)
+            by_predicate = self._paths_naming(wanted.predicate, every=False)
+        for path in dict.fromkeys([*named, *by_predicate]):
+            if path in (candidate.target, candidate.inbox_path) or never_owned(path):
+                continue
+            note = self._existing(path)
+            if note is None:
+                continue
+            text = f"{path} {note.text}"
+            if path in named and not subject.speaks_of(wanted.predicate, text):
+                continue
+            if path not in by_name and not self._about_by_words(candidate, wanted, note):
+                continue
+            if wanted.day and _other_day(note, wanted.day, self.layout):
+                continue
+            found.append(replace(note, found_by="name" if path in by_name else "words"))
+        return found
+
+    def _about_by_words(self, candidate: Candidate, wanted: subject.Ask, note: ExistingNote) -> bool:
+        """A note found by the words of its path is the fact's note when it speaks of the
+        entity and the predicate; never a note of the candidate's own surface (there, another
+        path is another key: `facts/widget-3/size.md` is not `widget-7`'s)."""
+        if candidate.surface is not None and on_surface(note.path, [candidate.surface]):
+            return False
+        text = f"{note.path} {note.text}"
+        return subject.speaks_of(wanted.entity, text, share=1.0) and subject.speaks_of(wanted.predicate, text)
+
+    def _paths_naming(self, words: tuple[str, ...], every: bool = True) -> list[str]:
+        """Notes whose folders and file name hold every (or, `every=False`, any) distinctive
+        word (`obsidian-publish`: `Obsidian Publish/Publish limitations.md`). A word in more
+        than a quarter of the paths (the vault's own name) is not distinctive."""
+        holders = self._path_words()
+        total = max(1, len(self._all_paths))
+        sets = [holders.get(subject.stem(w), set()) for w in words]
+        sets = [held for held in sets if len(held) * 4 <= total and (held or every)]
+        if not sets:
+            return []
+        found = set.intersection(*sets) if every else set.union(*sets)
+        return sorted(p for p in found if self._visible(p))
+
+    def _path_words(self) -> dict[str, set[str]]:
+        """Word stem -> the indexed paths whose folders or file name hold it (built once)."""
+        if self._by_path_word is None:
+            self._all_paths = [p for (p,) in self.conn.execute("SELECT path FROM notes")]
+            holders: dict[str, set[str]] = {}
+            for path in self._all_paths:
+                for word in set(tokens(path[:-3])):
+                    holders.setdefault(subject.stem(word), set()).add(path)
+            self._by_path_word = holders
+        return self._by_path_word
+
+    def _existing(self, path: str) -> ExistingNote | None:
+        staged = self.overlay.get(path)
+        text = staged.text if staged is not None else _read_text(self.root, path)
+        if text is None:
+            return None
+        note = parse(text)
+        return ExistingNote(path, text, note, curator_owned(path, note.frontmatter, self.rules))
+
     def events_on(self, day: str) -> list[str]:
         """Event notes dated `day` (YYYY-MM-DD)."""
         found = [p for p, s in self._staged() if s.row.day == day]
@@ -174,34 +267,49 @@ class IndexQuerier:
         return self._near[cache_key]
 
     def similar(self, head: str, body: str, k: int) -> list[Neighbour]:
-        """The k notes closest to a text (`head`: its title and value), indexed or staged."""
+        """The k notes closest to a text (`head`: its title and value), indexed or staged: found
+        by BM25 over its rarest words, scored by `similarity.score` (1.0: the same text)."""
         head_words, body_words = terms(head), terms(body)
         df = self._frequencies([*head_words, *body_words])
         total = self._count()
         query = choose_terms(head_words, body_words, df, total)
-        words = query.words
+        words = query.words or _commonest_last([*head_words, *body_words], df)
         if not words or k <= 0:
             return []
-        scale = reference(query, df, total) or 1.0
+        fetched = max(2 * k, k + RESCORED)
         rows = self.conn.execute(
-            "SELECT n.path, n.title, m.score FROM (SELECT rowid, -rank AS score FROM fts WHERE fts MATCH ? "
-            "ORDER BY rank LIMIT ?) m JOIN notes n ON n.id = m.rowid ORDER BY m.score DESC",
-            (match_expression(words), k + len(self.overlay) - len(self._new_paths)),
+            "SELECT n.path, n.title, n.key, n.frontmatter, f.title, f.value, f.body FROM (SELECT rowid FROM fts "
+            "WHERE fts MATCH ? ORDER BY rank LIMIT ?) m JOIN notes n ON n.id = m.rowid JOIN fts f ON f.rowid = m.rowid",
+            (match_expression(words), fetched + len(self.overlay) - len(self._new_paths)),
         )
-        scored = [(score / scale, path, title) for path, title, score in rows if self._visible(path)]
+        found = [
+            _Found(path, title, key, _value_of(fm), " ".join((t, v, b)))
+            for path, title, key, fm, t, v, b in rows
+            if self._visible(path)
+        ]
         holders = set().union(*(self._holders.get(w, ()) for w in words)) if self.overlay else set()
         for path in sorted(holders):
             staged = self.overlay[path]
             assert staged is not None
-            raw = bm25(words, staged.counts, staged.row.words, self._avg_words(), df, total)
-            scored.append((raw / scale, path, staged.row.title))
-        scored = sorted((item for item in scored if item[0] >= MIN_SCORE), key=lambda item: (-item[0], item[1]))
-        out = []
-        for score, path, title in scored[:k]:
-            staged = self.overlay.get(path)
-            text = staged.text if staged is not None else (_read_text(self.root, path) or "")
-            out.append(Neighbour(path, title or path.rsplit("/", 1)[-1][:-3], round(min(score, 1.0), 4), text))
-        return out
+            row = staged.row
+            found.append(_Found(path, row.title, row.key, row.value, f"{row.title} {row.value} {row.body}"))
+        probe = similarity.probe(f"{head}\n{body}")
+        weights = self._frequencies(probe.words)
+        scored = sorted(
+            ((similarity.score(probe, f.text, weights, total, self._avg_words()), f) for f in found),
+            key=lambda item: (-item[0], item[1].path),
+        )
+        return [
+            Neighbour(
+                f.path, f.title or f.path.rsplit("/", 1)[-1][:-3], round(score, 4), self._text(f.path), f.key, f.value
+            )
+            for score, f in scored[:k]
+            if score >= MIN_SCORE
+        ]
+
+    def _text(self, path: str) -> str:
+        staged = self.overlay.get(path)
+        return staged.text if staged is not None else (_read_text(self.root, path) or "")
 
     def _frequencies(self, words: list[str]) -> dict[str, int]:
         """Document frequency per word: the index's, plus what the overlay added."""
@@ -270,6 +378,12 @@ class IndexQuerier:
             return False
         self._staged_df.subtract(set(tokens(" ".join(found))))
         return True
+
+
+def _other_day(note: ExistingNote, day: str, layout: Layout) -> bool:
+    """An event note dated another day: the same title, another event (a weekly meeting)."""
+    surface = layout.surface_of(note.path, note.frontmatter)
+    return surface is not None and surface.type == "event" and str(note.frontmatter.get("date"))[:10] != day
 
 
 def _read_text(root: Path, rel: str) -> str | None:

@@ -125,17 +125,20 @@ def from_environment(
 
 
 def gather(candidates: Sequence[Candidate], querier: Querier, k: int) -> list[Item]:
-    """Each candidate with at most k nearest durable notes, read once each."""
+    """Each candidate with at most k durable notes, read once each: the notes about its
+    subject first (`subject_notes`), then its nearest neighbours."""
     notes: dict[str, Shown | None] = {}
     items = []
     for candidate in candidates:
         shown: list[Shown] = []
-        for neighbour in querier.neighbours(candidate, k)[:k] if k else []:
-            if neighbour.path not in notes:
-                existing = querier.note_at(neighbour.path)
-                notes[neighbour.path] = Shown(existing.path, existing.text) if existing else None
-            note = notes[neighbour.path]
-            if note is not None and note not in shown:
+        about = [n.path for n in querier.subject_notes(candidate)] if k else []
+        near = [n.path for n in querier.neighbours(candidate, k)] if k else []
+        for path in dict.fromkeys([*about, *near]):
+            if path not in notes:
+                existing = querier.note_at(path)
+                notes[path] = Shown(existing.path, existing.text) if existing else None
+            note = notes[path]
+            if note is not None and note not in shown and len(shown) < k:
                 shown.append(note)
         items.append(Item(candidate, tuple(shown)))
     return items

@@ -21,7 +21,7 @@ import platformdirs
 
 from memory_curator.core.clock import Clock
 from memory_curator.core.errors import CuratorError, LockBusy
-from memory_curator.core.names import slugify
+from memory_curator.core.names import ascii_slug
 from memory_curator.core.text import iso
 
 APP = "memory-curator"
@@ -29,7 +29,7 @@ APP = "memory-curator"
 
 def vault_id(root: Path) -> str:
     real = str(root.resolve())
-    return f"{slugify(root.name, 40) or 'vault'}-{hashlib.sha256(real.encode()).hexdigest()[:12]}"
+    return f"{ascii_slug(root.name, 40) or 'vault'}-{hashlib.sha256(real.encode()).hexdigest()[:12]}"
 
 
 def state_folder(

@@ -128,7 +128,7 @@ class Synth:
             fm["name" if surface in ("persons", "projects") else "title"] = slug.replace("-", " ")
             if surface in ("decisions", "insights"):
                 fm["curated_from"] = [{"inbox": f"_inbox/a/{slug}.md", "sha256": "0" * 64}]
-        fm["source_url"] = f"https://example.com/{self.slug(3)}"
+        fm["source_url"] = f"https://example.dev/{self.slug(3)}"
         fm["source_skill"] = rng.choice(SKILLS)
         fm["confidence"] = rng.choice([2, 2, 3])
         fm["captured_at"] = f"2026-{rng.randint(1, 10):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:00:00Z"
@@ -186,11 +186,11 @@ class Synth:
         rng = self.rng
         body = self.prose(self.length(60, 600, 1.0)) + "\n"
         if kind == "insight":
-            return render({"type": "insight", "title": self.title(), "source_url": "https://example.org/i"}, body)
+            return render({"type": "insight", "title": self.title(), "source_url": "https://example.dev/i"}, body)
         if kind in ("promote", "unsourced", "tier1", "missing"):
             fm: dict[str, Any] = {"type": "fact", "entity": f"{self.slug(2)}-{rng.randint(0, 10**6)}"}
             fm |= {"predicate": rng.choice(self.predicates), "value": self.title()}
-            fm |= {"source_url": f"https://example.org/{self.slug(2)}", "source_skill": rng.choice(SKILLS)}
+            fm |= {"source_url": f"https://example.dev/{self.slug(2)}", "source_skill": rng.choice(SKILLS)}
             fm |= {"confidence": 2, "captured_at": "2026-11-20T10:00:00Z"}
             if kind == "unsourced":
                 del fm["source_url"]
@@ -202,7 +202,7 @@ class Synth:
         path, existing = rng.choice(facts)
         fm = dict(existing)
         if kind == "patch":
-            fm["source_url"] = f"https://example.net/{self.slug(2)}"
+            fm["source_url"] = f"https://example.dev/{self.slug(2)}"
             return render(fm, body)
         if kind == "unchanged":
             return render(fm, body)

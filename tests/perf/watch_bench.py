@@ -35,7 +35,7 @@ def candidate(n: int) -> str:
     words = " ".join(hashlib.sha256(f"bench{n}-{k}".encode()).hexdigest()[:10] for k in range(12))
     return (
         f"---\ntype: fact\nentity: bench-vendor-{n}\npredicate: headquarters\nvalue: {words[:32]}\n"
-        f"source_url: https://example.com/bench/{n}\nsource_skill: web-research\nconfidence: 2\n---\n{words}\n"
+        f"source_url: https://example.dev/bench/{n}\nsource_skill: web-research\nconfidence: 2\n---\n{words}\n"
     )
 
 

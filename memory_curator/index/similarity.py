@@ -1,0 +1,79 @@
+"""A similarity score that means something (issue 16). Pure: text in, a number out.
+
+The index finds the few notes that share a candidate's rarest words (BM25 in FTS5: fast, but its
+raw score only ranks). Each of them is then scored against the candidate itself:
+
+- *self-normalised BM25*: the note's BM25 for every searchable word of the candidate, divided by
+  what the candidate would score against itself, and weighed (geometric mean) by the share of
+  the candidate's distinct words the note holds at all. 1.0 is "holds the same words as often";
+  a note sharing one rare word of five scores far below the 0.9 that word's weight alone gives.
+- *shingle containment*: the share of the candidate's 3-word runs found in the note, so that a
+  near-verbatim copy inside a longer note (or a copy with a new title) still scores near 1.0.
+
+The score is the larger of the two, in [0, 1]; 1.0 means "the same text".
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from memory_curator.index.rows import K1, STOPWORDS, B, idf, tokens
+
+SHINGLE = 3
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The candidate, prepared once for scoring many notes."""
+
+    counts: Counter[str]  # its searchable words
+    length: int  # its words, stopwords included (as a note's length is counted)
+    shingles: frozenset[str]  # its 3-word runs, as text
+
+    @property
+    def words(self) -> list[str]:
+        return list(self.counts)
+
+
+def probe(text: str) -> Probe:
+    words = tokens(text)
+    counts = Counter(w for w in words if len(w) > 1 and w not in STOPWORDS)
+    runs = frozenset(" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
+    return Probe(counts, len(words), runs)
+
+
+def _bm25(
+    counts: Mapping[str, int], length: int, words: list[str], weight: Callable[[str], float], avg: float
+) -> float:
+    norm = K1 * (1 - B + B * length / (avg or 1.0))
+    return sum(weight(w) * counts[w] * (K1 + 1) / (counts[w] + norm) for w in words if counts.get(w))
+
+
+def score(probe_: Probe, note_text: str, df: Mapping[str, int], total: int, avg: float) -> float:
+    """How much of the candidate the note holds, in [0, 1] (module docstring)."""
+    words = probe_.words
+    if not words:
+        return 0.0
+    note_words = tokens(note_text)
+
+    def weight(word: str) -> float:
+        return idf(df.get(word, 0), max(total, 1))
+
+    counts = Counter(note_words)
+    own = _bm25(probe_.counts, probe_.length, words, weight, avg)
+    theirs = _bm25(counts, len(note_words), words, weight, avg)
+    ratio = min(1.0, theirs / own) if own > 0 else 0.0
+    coverage = sum(1 for w in words if counts.get(w)) / len(words)
+    return max(math.sqrt(ratio * coverage), containment(probe_, note_words))
+
+
+def containment(probe_: Probe, note_words: list[str]) -> float:
+    """The share of the candidate's 3-word runs that the note holds (0 for a text under 3 words)."""
+    if not probe_.shingles:
+        return 0.0
+    joined = f" {' '.join(note_words)} "
+    found = sum(1 for run in probe_.shingles if f" {run} " in joined)
+    return found / len(probe_.shingles)
