@@ -574,3 +574,165 @@ def test_a_build_that_reads_more_than_a_few_hundred_notes_shows_a_bar_and_a_smal
     (tmp_path / "s3").mkdir()
     ix.Index(root, rules, tmp_path / "s3", FixedClock(NOW), progress=bar).rebuild()
     assert shown == [], "50 notes: no bar"
+
+
+# --- a build in worker processes ------------------------------------------------------------------
+
+
+def dump(state: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Every row the index holds, FTS5 content and vocabulary included."""
+    with sqlite3.connect(state / ix.FILE_NAME) as conn:
+        queries = {
+            "notes": "SELECT * FROM notes ORDER BY id",
+            "names": "SELECT * FROM names ORDER BY note, name",
+            "terms": "SELECT * FROM terms ORDER BY term",
+            "fts": "SELECT rowid, title, value, body FROM fts ORDER BY rowid",
+            "vocab": "SELECT * FROM vocab ORDER BY term",
+            "meta": "SELECT * FROM meta ORDER BY key",
+            "fts_config": "SELECT * FROM fts_config ORDER BY k",
+            "schema": "SELECT type, name, sql FROM sqlite_schema ORDER BY name",
+            "version": "PRAGMA user_version",
+        }
+        return {name: conn.execute(sql).fetchall() for name, sql in queries.items()}
+
+
+def messy_vault(vault: Path) -> None:
+    for name, text in MESSY.items():
+        write(vault, f"notes/{name}", text)
+    for n in range(60):
+        write(vault, f"facts/gen-{n}/colour.md", fact(f"gen-{n}", "colour", f"Colour {n}.", f"{LONG_BODY} #t{n % 4}"))
+    write(vault, "notes/links.md", "---\ntitle: Links\n---\nSee [[gen-1]] and [[Obsidian]] #tagged\n")
+
+
+@pytest.fixture
+def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Chunks of 7 notes, so that a small vault spreads over the workers. What happened, in
+    order: "pool" for a build or refresh that started worker processes, "here" for each chunk
+    described in this process (the workers' own calls are not seen from here)."""
+    from memory_curator.index import build
+
+    monkeypatch.setattr(build, "CHUNK", 7)
+    monkeypatch.setattr(build, "workers", lambda: 2)  # even on one core
+    seen: list[str] = []
+    in_processes, describe_chunk = build._in_processes, build.describe_chunk
+
+    def pool(*args: object, **kwargs: object) -> object:
+        seen.append("pool")
+        return in_processes(*args, **kwargs)  # type: ignore[arg-type]
+
+    def here(*args: object, **kwargs: object) -> object:
+        seen.append("here")
+        return describe_chunk(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "_in_processes", pool)
+    monkeypatch.setattr(build, "describe_chunk", here)
+    return seen
+
+
+def test_a_build_in_worker_processes_holds_exactly_the_rows_of_one_in_this_process(
+    vault: Path, tmp_path: Path, tiny_chunks: list[str]
+) -> None:
+    messy_vault(vault)
+    rules = load_for_vault(vault)
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    ix.Index(vault, rules, here, FixedClock(NOW)).rebuild()  # below the default threshold: in-process
+    assert set(tiny_chunks) == {"here"}
+    tiny_chunks.clear()
+    rebuilt = ix.Index(vault, rules, there, FixedClock(NOW), parallel_from=1).rebuild()
+    assert tiny_chunks == ["pool"], "every chunk described by a worker"
+    assert rebuilt.notes == len(ix.walk(vault)) > 70
+    ours, theirs = dump(here), dump(there)
+    assert theirs == ours
+    assert len(ours["notes"]) == rebuilt.notes and ours["fts"] and ours["terms"] and ours["names"]
+    assert [k for k, _ in ours["fts_config"]] == ["hashsize", "version"], "built without merging; merges as usual after"
+
+
+def test_a_bad_note_in_a_workers_chunk_is_indexed_by_its_body_with_its_one_line_problem(
+    vault: Path, tmp_path: Path, tiny_chunks: list[str]
+) -> None:
+    messy_vault(vault)
+    state = state_of(tmp_path)
+    index = ix.Index(vault, load_for_vault(vault), state, FixedClock(NOW), parallel_from=1)
+    assert index.rebuild().notes == len(ix.walk(vault))
+    assert tiny_chunks == ["pool"]
+    problems = dict(index.problems())
+    assert set(problems) == {"notes/bad-yaml.md", "notes/template.md", "notes/latin1.md", "notes/only-fence.md"}
+    assert all("\n" not in why and why for why in problems.values())
+    assert "does not parse" in problems["notes/template.md"]
+    querier = iq.IndexQuerier(vault, load_for_vault(vault), state, index)
+    found = {n.path for n in querier.similar("zanzibarite quillwort", "", 5)}
+    assert {"notes/bad-yaml.md", "notes/template.md"} <= found  # indexed by their bodies
+    assert querier.paths_for_key("facts/gen-59/colour.md") == ["facts/gen-59/colour.md"]
+
+
+def _crash_on_a_note_named_crash(rels: tuple[str, ...], *args: object) -> object:
+    """A worker that dies (as on a segfault) on the chunk holding `crash.md`."""
+    from memory_curator.index import build
+
+    if any(rel.endswith("crash.md") for rel in rels):
+        os._exit(70)
+    return build._work(rels, *args)  # type: ignore[arg-type]
+
+
+def test_a_worker_that_dies_or_a_pool_that_cannot_start_costs_time_not_rows(
+    vault: Path, tmp_path: Path, tiny_chunks: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_curator.index import build
+
+    messy_vault(vault)
+    write(vault, "notes/crash.md", "---\ntitle: Crash\n---\nA note a worker dies on.\n")
+    rules = load_for_vault(vault)
+    here = tmp_path / "here"
+    here.mkdir()
+    ix.Index(vault, rules, here, FixedClock(NOW)).rebuild()
+    expected = dump(here)
+    monkeypatch.setattr(build, "_work", _crash_on_a_note_named_crash)
+    for name in ("dead-worker", "no-pool"):
+        if name == "no-pool":
+            monkeypatch.setattr(build, "ProcessPoolExecutor", lambda *a, **k: 1 / 0)
+        tiny_chunks.clear()
+        state = tmp_path / name
+        state.mkdir()
+        ix.Index(vault, rules, state, FixedClock(NOW), parallel_from=1).rebuild()
+        assert dump(state) == expected, name
+        assert tiny_chunks[0] == "pool" and "here" in tiny_chunks, name
+
+
+def test_a_parallel_build_advances_the_bar_to_every_note_and_a_refresh_counts_terms_the_same(
+    vault: Path, tmp_path: Path, tiny_chunks: list[str]
+) -> None:
+    import contextlib
+    from collections.abc import Iterator
+
+    shown: list[tuple[int, int]] = []
+
+    @contextlib.contextmanager
+    def bar(total: int) -> Iterator[Callable[[int], None]]:
+        done = [0]
+        yield lambda n: done.__setitem__(0, done[0] + n)
+        shown.append((total, done[0]))
+
+    messy_vault(vault)
+    for n in range(ix.PROGRESS_NOTES):
+        write(vault, f"notes/many/n{n}.md", f"---\ntitle: Note {n}\n---\nbody {n} word{n % 13}\n")
+    rules = load_for_vault(vault)
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    ix.Index(vault, rules, there, FixedClock(NOW), progress=bar, parallel_from=1).rebuild()
+    total = len(ix.walk(vault))
+    assert shown == [(total, total)]
+    ix.Index(vault, rules, here, FixedClock(NOW)).rebuild()
+    assert tiny_chunks.count("pool") == 1
+    for n in range(40):  # a refresh of many notes goes through the workers too, counting their words
+        write(vault, f"notes/many/n{n}.md", f"---\ntitle: Note {n}\n---\nedited {n} fresh{n % 5}\n")
+        write(vault, f"notes/more/m{n}.md", f"---\ntitle: More {n}\n---\nadded {n} extra{n % 3}\n")
+    (vault / "notes/many/n299.md").unlink()
+    refreshed = ix.Index(vault, rules, there, FixedClock(NOW), parallel_from=1).refresh()
+    assert (refreshed.rebuilt, refreshed.added, refreshed.changed, refreshed.removed) == (False, 40, 40, 1)
+    assert tiny_chunks.count("pool") == 2
+    ix.Index(vault, rules, here, FixedClock(NOW)).refresh()
+    assert tiny_chunks.count("pool") == 2
+    assert dump(there) == dump(here)

@@ -12,11 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
-import queue
 import sqlite3
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,16 +25,19 @@ from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import NEVER_INDEXED
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
-from memory_curator.index.rows import Layout, Row, describe, tokens
+from memory_curator.index import build
+from memory_curator.index.build import PARALLEL_NOTES
+from memory_curator.index.build import read_note as read_note  # where `querier` finds it
+from memory_curator.index.rows import Layout, tokens
 from memory_curator.store.writer import FILES, Files
 
 SCHEMA_VERSION = 1
 FILE_NAME = "index.sqlite3"
 RACY_NS = 2_000_000_000
-BATCH = 500
 PROGRESS_NOTES = 300  # "more than a few hundred notes": a build or refresh that long shows a bar
 Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[int], None]]]  # total -> advance(n)
 HASH_BYTES = 32 * 1024 * 1024  # FTS5 buffers this much before writing a segment: half the CPU of 1 MB
+CRISIS_MERGE = 200  # while building: FTS5 merges only when this many segments of one size pile up
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE notes(
@@ -74,18 +74,12 @@ CREATE INDEX names_note ON names(note);
 _NOTE_COLUMNS = (
     "id, path, stem, surface, key, day, title, frontmatter, tags, links, size, mtime_ns, content_hash, text_hash, "
     "words, problem"
-)
-# A whole batch goes in as one JSON array per table: one sqlite3_step per batch, during which
-# Python's GIL is released, so the reader thread parses the next batch meanwhile.
-_INSERT_NOTES = (
-    f"INSERT INTO notes({_NOTE_COLUMNS}) SELECT {', '.join(f'value->>{i}' for i in range(16))} FROM json_each(?)"
-)
-_INSERT_FTS = (
-    "INSERT INTO fts(rowid, title, value, body) SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(?)"
-)
-_INSERT_NAMES = "INSERT INTO names(name, note) SELECT value->>0, value->>1 FROM json_each(?)"
-_Prepared = tuple[int, Row, int, int]  # (id, row, size, mtime_ns)
-_Batch = tuple[str, str, str]  # JSON rows for notes, fts, names
+)  # the order of `build.NoteRow`
+# A whole chunk (`build.Described`) goes in with one `executemany` per table, while the workers
+# describe the next chunks.
+_INSERT_NOTES = f"INSERT INTO notes({_NOTE_COLUMNS}) VALUES ({', '.join('?' * 16)})"
+_INSERT_FTS = "INSERT INTO fts(rowid, title, value, body) VALUES (?, ?, ?, ?)"
+_INSERT_NAMES = "INSERT INTO names(name, note) VALUES (?, ?)"
 
 
 class IndexUnavailable(CuratorError):
@@ -159,24 +153,6 @@ def _remove_database(path: Path) -> None:
             os.unlink(f"{path}{suffix}")
 
 
-def read_note(root: Path, rel: str) -> tuple[bytes, int, int] | None:
-    """The bytes of a note and the (size, mtime) of what was read; None when it vanished."""
-    try:
-        fd = os.open(root / rel, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        stat = os.fstat(fd)
-        chunks = []
-        while chunk := os.read(fd, max(stat.st_size, 65536)):
-            chunks.append(chunk)
-        return b"".join(chunks), stat.st_size, stat.st_mtime_ns
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 class Index:
     """The SQLite file and its upkeep. `refresh()` before asking; `IndexQuerier` asks."""
 
@@ -188,10 +164,12 @@ class Index:
         clock: Clock = SystemClock(),
         files: Files = FILES,
         progress: Progress | None = None,
+        parallel_from: int = PARALLEL_NOTES,
     ) -> None:
         self.root = root.resolve()
         self.files = files  # the writer's recipe for the rebuilt file
         self.progress = progress  # a bar for a build or refresh that reads many notes (a terminal only)
+        self.parallel_from = parallel_from  # notes to read from which worker processes describe them
         self.clock = clock  # the `built`/`refreshed` stamps, durations, and which mtimes are too recent
         self.layout = Layout(rules)
         self.rules = rules
@@ -236,6 +214,11 @@ class Index:
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
         """One writer at a time (a sweep, `check`, `query`, `index rebuild`)."""
+        if build.starting_worker():  # it would wait forever for the lock its parent holds
+            raise IndexUnavailable(
+                "the index was asked for while a worker process of an index build was starting: a script "
+                'that uses memory_curator needs `if __name__ == "__main__":` around its top-level code'
+            )
         with open(self.state / "index.lock", "a+b") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             yield
@@ -285,13 +268,19 @@ class Index:
         conn.execute("PRAGMA cache_size = -32768")
         conn.executescript(SCHEMA)
         conn.execute("INSERT INTO fts(fts, rank) VALUES ('hashsize', ?)", (HASH_BYTES,))
+        # No merging while the build inserts: the `optimize` at the end merges every segment once,
+        # which incremental merges would only have done in part, several times over. The two
+        # settings are removed once built, so that refreshes merge by FTS5's defaults.
+        conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
+        conn.execute("INSERT INTO fts(fts, rank) VALUES ('crisismerge', ?)", (CRISIS_MERGE,))
         conn.execute("BEGIN")
         files = walk(self.root)
         self._insert(conn, files, 1, count_terms=False)
         for statement in INDEXES.strip().splitlines():
             conn.execute(statement)
-        conn.execute("INSERT INTO terms SELECT term, doc FROM vocab")
         conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        conn.execute("INSERT INTO terms SELECT term, doc FROM vocab")  # after `optimize`: one segment to read
+        conn.execute("DELETE FROM fts_config WHERE k IN ('automerge', 'crisismerge')")
         self._set_meta(conn, built=iso(self.clock.now()))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("COMMIT")
@@ -347,67 +336,27 @@ class Index:
     def _insert(
         self, conn: sqlite3.Connection, files: dict[str, tuple[int, int]], first_id: int, count_terms: bool
     ) -> Counter[str]:
-        """Read, describe and insert these notes; the document frequencies they add. More than
-        `PROGRESS_NOTES` of them: the context's bar (if any) advances batch by batch."""
+        """Read, describe and insert these notes (ids from `first_id`, in `files`' order); the
+        document frequencies they add. Many notes: described in worker processes (`build`)
+        while this process inserts. More than `PROGRESS_NOTES`: the context's bar (if any)
+        advances chunk by chunk, unreadable notes included."""
         delta: Counter[str] = Counter()
         bar = self.progress if self.progress is not None and len(files) > PROGRESS_NOTES else _no_bar
-        with bar(len(files)) as advance:
-            left = len(files)
-            for batch in self._described(files, first_id, delta if count_terms else None):
-                for statement, rows in zip((_INSERT_NOTES, _INSERT_FTS, _INSERT_NAMES), batch, strict=True):
-                    conn.execute(statement, (rows,))
-                advance(min(BATCH, left))
-                left -= min(BATCH, left)
-            advance(left)  # notes that could not be read count as done
+        racy = int(self.clock.timestamp() * 1e9) - RACY_NS
+        with (
+            bar(len(files)) as advance,
+            build.described(
+                self.root, self.layout, list(files), first_id, racy, count_terms, self.parallel_from
+            ) as chunks,
+        ):
+            for chunk in chunks:
+                conn.executemany(_INSERT_NOTES, chunk.notes)
+                conn.executemany(_INSERT_FTS, chunk.fts)
+                conn.executemany(_INSERT_NAMES, chunk.names)
+                if chunk.delta is not None:
+                    delta.update(chunk.delta)
+                advance(chunk.paths)
         return delta
-
-    def _described(
-        self, files: dict[str, tuple[int, int]], first_id: int, delta: Counter[str] | None
-    ) -> Iterator[_Batch]:
-        """Batches of described notes. A worker thread reads and parses while this thread
-        inserts the previous batch: SQLite releases the GIL while FTS5 tokenizes, so the
-        two overlap on two cores."""
-        out: queue.Queue[_Batch | BaseException | None] = queue.Queue(maxsize=3)
-        stop = threading.Event()
-
-        def put(item: _Batch | BaseException | None) -> None:
-            while not stop.is_set():
-                with contextlib.suppress(queue.Full):
-                    out.put(item, timeout=0.1)
-                    return
-
-        def work() -> None:
-            try:
-                racy = int(self.clock.timestamp() * 1e9) - RACY_NS
-                batch: list[_Prepared] = []
-                for ident, rel in enumerate(files, first_id):
-                    read = read_note(self.root, rel)
-                    if read is None or stop.is_set():
-                        continue
-                    raw, size, mtime = read
-                    row = describe(rel, raw, self.layout)
-                    batch.append((ident, row, size, mtime if mtime < racy else -1))
-                    if delta is not None:
-                        delta.update(set(tokens(f"{row.title} {row.value} {row.body}")))
-                    if len(batch) >= BATCH:
-                        put(_encode(batch))
-                        batch = []
-                if batch:
-                    put(_encode(batch))
-            except BaseException as exc:  # handed to the inserting thread, which raises it
-                put(exc)
-            put(None)
-
-        worker = threading.Thread(target=work, name="index-reader", daemon=True)
-        worker.start()
-        try:
-            while (item := out.get()) is not None:
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            stop.set()
-            worker.join()
 
     def _apply_terms(self, conn: sqlite3.Connection, delta: Counter[str]) -> None:
         changes = [(term, count) for term, count in delta.items() if count]
@@ -447,21 +396,6 @@ class Index:
 @contextlib.contextmanager
 def _no_bar(total: int) -> Iterator[Callable[[int], None]]:
     yield lambda done: None
-
-
-def _encode(batch: list[_Prepared]) -> _Batch:
-    notes = [
-        [ident, r.path, r.stem, r.surface, r.key, r.day, r.title, r.frontmatter, json.dumps(r.tags),
-         json.dumps(r.links), size, mtime, r.content_hash, r.text_hash, r.words, r.problem]
-        for ident, r, size, mtime in batch
-    ]  # fmt: skip
-    fts = [[ident, r.title, r.value, r.body] for ident, r, _, _ in batch]
-    names = [[name, ident] for ident, r, _, _ in batch for name in r.names]
-    return _json(notes), _json(fts), _json(names)
-
-
-def _json(rows: list[list[Any]]) -> str:
-    return json.dumps(rows, ensure_ascii=False, check_circular=False)
 
 
 def current_stats(root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> dict[str, Any]:
