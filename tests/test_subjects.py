@@ -54,6 +54,12 @@ def test_a_person_kept_as_a_free_form_note_is_named_not_duplicated(
     assert action["verdict"] == "needs_review" and action["reason_code"] == "subject-note"
 
 
+def test_a_heading_names_a_note_too(vault: Path) -> None:
+    vault_with(vault, {"Notes/random-name.md": "# Sync pricing\n\nPlus costs $10 a month.\n"})
+    out = check(vault, f"---\ntype: insight\ntitle: Sync Pricing\nload_bearing: true\n{SOURCE}---\nBody.\n")
+    assert out["verdict"] == "needs_review" and "Notes/random-name.md" in out["reason"]
+
+
 def test_a_curator_owned_note_named_by_alias_is_patched(vault: Path) -> None:
     owned = "---\ntype: person\nname: Shida Li\naliases: [Licat]\ncurated_from: [{inbox: a/x.md}]\n---\nCo-founder.\n"
     vault_with(vault, {"persons/shida-li.md": owned})
@@ -111,13 +117,12 @@ TEXT = "Obsidian Sync keeps version history for one year on the Plus plan and a 
 
 
 def test_the_same_text_scores_one_and_one_rare_word_scores_its_share() -> None:
-    df = {w: 1 for w in similarity.probe(TEXT).words}
-    probe = similarity.probe(TEXT)
-    assert similarity.score(probe, TEXT, df, 1000, 20.0) == pytest.approx(1.0)
+    probe = similarity.probe(TEXT, {}, 1000, 20.0)
+    assert similarity.score(probe, TEXT) == pytest.approx(1.0)
     lone = "A note about version control in general."
-    assert similarity.score(probe, lone, df, 1000, 20.0) < 0.3
+    assert similarity.score(probe, lone) < 0.3
     inside = "Intro words here. " * 50 + TEXT + " More words after." * 50
-    assert similarity.score(probe, inside, df, 1000, 20.0) == pytest.approx(1.0), "a copy inside a longer note"
+    assert similarity.score(probe, inside) == pytest.approx(1.0), "a copy inside a longer note"
 
 
 def test_query_text_keeps_common_words(real_vault: Path, tmp_path: Path, invoke: Callable[..., Result]) -> None:
@@ -153,3 +158,25 @@ def test_facts_of_one_template_stay_distinct_once_indexed(
     widgets(range(13, 25))  # the first twelve are indexed now, not only staged
     assert sorted(p.name for p in (vault / "facts").glob("widget-*")) == sorted(f"widget-{n}" for n in range(1, 25))
     assert not list((vault / "_inbox/parts").glob("*.md"))
+
+
+BOILERPLATE = "Checked on the vendor's public pricing page today; the figure was copied as it is shown there."
+
+
+def test_a_verbatim_copy_under_a_new_title_is_an_exact_duplicate_but_a_shared_boilerplate_body_is_not(
+    vault: Path, invoke: Callable[..., Result], write_candidate: Callable[..., Path]
+) -> None:
+    prose = "Obsidian stores notes as plain Markdown files in a folder. " * 3
+    guide = "---\ntitle: How Obsidian stores data\n---\n" + prose
+    vault_with(vault, {"Guides/storage.md": guide})
+    copy = f"---\ntype: research\ntopic: saved\ntitle: Saved page 1\n{SOURCE}---\n" + guide.split("---\n", 2)[2]
+    write_candidate(vault, "copy.md", copy, agent="clipper")
+    for n, value in ((1, "$4/month"), (2, "$8/month")):
+        fm = f"type: fact\nentity: plan-{n}\npredicate: price\nvalue: {value}\n{SOURCE}"
+        write_candidate(vault, f"price-{n}.md", f"---\n{fm}---\n{BOILERPLATE}\n", agent="clipper")
+    result = invoke("run", str(vault / "_inbox"), "--no-judge", "--json")
+    actions = {a["inbox_path"]: a for agent in json.loads(result.output)["agents"] for a in agent["actions"]}
+    dropped = actions["_inbox/clipper/copy.md"]
+    assert dropped["verdict"] == "drop" and dropped["rule"] == "exact-duplicate"
+    assert "exact duplicate of Guides/storage.md" in dropped["reason"]
+    assert [actions[f"_inbox/clipper/price-{n}.md"]["verdict"] for n in (1, 2)] == ["promote", "promote"]

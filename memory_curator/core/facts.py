@@ -142,9 +142,19 @@ def distinct(candidate: Candidate, neighbour: Neighbour) -> bool:
         return False
     if candidate.target and neighbour.key != candidate.target:
         return True
+    return _values_differ(candidate, neighbour.value)
+
+
+def other_body_owner(candidate: Candidate, neighbour: Neighbour) -> bool:
+    """A note with the candidate's body but another value (anywhere), or another key on its
+    surface, is not its duplicate: the body is boilerplate the two share."""
+    return distinct(candidate, neighbour) or _values_differ(candidate, neighbour.value)
+
+
+def _values_differ(candidate: Candidate, theirs: str) -> bool:
     value = candidate.frontmatter.get("value")
     mine = merge.norm_text(value) if value is not None else ""
-    return bool(mine and neighbour.value and merge.norm_text(neighbour.value) != mine)
+    return bool(mine and theirs and merge.norm_text(theirs) != mine)
 
 
 def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settings: Settings | None = None) -> Facts:

@@ -22,9 +22,9 @@ STEM = 5  # a predicate's word matches a note's word that starts alike (`maintai
 
 
 def stem(word: str) -> str:
-    """What a word is matched by: its first five letters; a word with a digit (`em0030`,
-    `1.9`) whole, as `em0031` is another thing."""
-    return word if any(c.isdigit() for c in word) else word[:STEM]
+    """What a word is matched by: its first five letters; a word with a digit (`em0030`) whole,
+    as `em0031` is another thing."""
+    return word[:STEM] if word.isalpha() else word
 
 
 @dataclass(frozen=True)
@@ -71,10 +71,10 @@ def _slugs(values: Iterable[object]) -> tuple[str, ...]:
 
 def speaks_of(words: tuple[str, ...], text: str, share: float = 0.5) -> bool:
     """At least `share` of the words (a predicate's `max-file-size`) are in the note: each word,
-    or a word starting alike (its first five letters, or the whole of a shorter word: `max` in
-    `maximum`)."""
+    or a word starting alike (`stem`; a shorter word as a whole prefix: `max` in `maximum`)."""
     if not words:
         return True
     held = set(_WORD.findall(text.lower()))
-    found = sum(1 for w in words if w in held or (stem(w) != w and any(h.startswith(stem(w)) for h in held)))
+    starts = {h[:n] for h in held if h.isalpha() for n in (3, 4, STEM)}
+    found = sum(1 for w in words if w in held or ((stem(w) != w or len(w) < STEM) and stem(w) in starts))
     return found >= share * len(words)

@@ -35,8 +35,8 @@ from memory_curator.index.rows import Layout, describe, tokens
 CHUNK = 500  # notes per chunk: one `executemany` per table
 PARALLEL_NOTES = 2000  # at least this many notes to read: worker processes (each starts in ~0.1 s)
 MAX_WORKERS = 8
-NoteRow = tuple[int, str, str, str | None, str | None, str | None, str, str, str, str, int, int, str, str | None, int,
-                str | None]  # fmt: skip
+NoteRow = tuple[int, str, str, str | None, str | None, str | None, str, str, str, str, int, int, str, str | None,
+                str | None, int, str | None]  # fmt: skip
 FtsRow = tuple[int, str, str, str]  # rowid, title, value, body
 NameRow = tuple[str, int]  # name, note id
 
@@ -95,8 +95,8 @@ def describe_chunk(
         r = describe(rel, raw, layout)
         notes.append(
             (ident, r.path, r.stem, r.surface, r.key, r.day, r.title, r.frontmatter, json.dumps(r.tags),
-             json.dumps(r.links), size, mtime if mtime < racy_ns else -1, r.content_hash, r.text_hash, r.words,
-             r.problem)
+             json.dumps(r.links), size, mtime if mtime < racy_ns else -1, r.content_hash, r.text_hash, r.body_hash,
+             r.words, r.problem)
         )  # fmt: skip
         fts.append((ident, r.title, r.value, r.body))
         names.extend((name, ident) for name in r.names)

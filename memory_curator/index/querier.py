@@ -16,16 +16,19 @@ from memory_curator.core import subject
 from memory_curator.core.candidate import Candidate, target_path
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
-from memory_curator.core.facts import ExistingNote, Neighbour
+from memory_curator.core.facts import ExistingNote, Neighbour, other_body_owner
 from memory_curator.core.names import nfc, slugify
 from memory_curator.core.notes import parse
 from memory_curator.core.ownership import curator_owned, never_owned, on_surface
 from memory_curator.core.rules import Rules
 from memory_curator.index import similarity
 from memory_curator.index.rows import (
+    COMMON_FLOOR,
     QUERY_TERMS,
     Layout,
     Row,
+    bm25,
+    body_hash,
     candidate_parts,
     choose_terms,
     describe,
@@ -38,7 +41,8 @@ from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Progr
 from memory_curator.store.writer import FILES, Files
 
 MIN_SCORE = 0.02  # below this a "neighbour" shares only words most notes hold
-RESCORED = 10  # notes fetched by BM25 beyond k, to be scored by `similarity.score`
+RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity.score`
+PATH_MATCHES = 25  # notes found by the words of their paths: more is no answer
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,10 @@ class _Found:
     key: str | None
     value: str
     text: str  # title, value and body as indexed
+
+
+def _other(candidate: Candidate, row: Row) -> bool:
+    return other_body_owner(candidate, Neighbour(row.path, "", 1.0, key=row.key, value=row.value))
 
 
 def _value_of(frontmatter: str) -> str:
@@ -142,12 +150,25 @@ class IndexQuerier:
         return None
 
     def duplicate_of(self, candidate: Candidate) -> str | None:
-        digest = text_hash(*candidate_parts(candidate.frontmatter, candidate.note.body))
-        if digest is None:
+        """A note with the candidate's normalised text (title, value, body), or with its body
+        alone when neither carries another key or value (`facts.other_body_owner`): a verbatim copy
+        under a new title is a duplicate; a template's boilerplate body under another fact is not."""
+        title, value, body = candidate_parts(candidate.frontmatter, candidate.note.body)
+        digest, bare = text_hash(title, value, body), body_hash(body)
+        if digest is None and bare is None:
             return None
-        found = [p for p, s in self._staged() if s.row.text_hash == digest]
-        rows = self.conn.execute("SELECT path, key FROM notes WHERE text_hash = ? ORDER BY path", (digest,))
-        found += [p for p, key in rows if self._visible(p) and p != candidate.inbox_path]  # `check` of a note
+        found = [p for p, s in self._staged() if digest and s.row.text_hash == digest]
+        found += [p for p, s in self._staged() if bare and s.row.body_hash == bare and not _other(candidate, s.row)]
+        rows = self.conn.execute(
+            "SELECT path, key, frontmatter, text_hash = ? FROM notes WHERE text_hash = ? OR body_hash = ? "
+            "ORDER BY path",
+            (digest, digest, bare),
+        )
+        for path, key, fm, same_text in rows:
+            if not self._visible(path) or path == candidate.inbox_path:  # `check` of a vault note
+                continue
+            if same_text or not other_body_owner(candidate, Neighbour(path, "", 1.0, key=key, value=_value_of(fm))):
+                found.append(path)
         own = candidate.target
         return min(found, key=lambda p: (own is not None and p == own, p), default=None)
 
@@ -195,12 +216,10 @@ class IndexQuerier:
         for path in dict.fromkeys([*named, *by_predicate]):
             if path in (candidate.target, candidate.inbox_path) or never_owned(path):
                 continue
-            note = self._existing(path)
-            if note is None:
+            text = self._text(path)
+            if not text or (path in named and not subject.speaks_of(wanted.predicate, f"{path} {text}")):
                 continue
-            text = f"{path} {note.text}"
-            if path in named and not subject.speaks_of(wanted.predicate, text):
-                continue
+            note = self._parsed(path, text)
             if path not in by_name and not self._about_by_words(candidate, wanted, note):
                 continue
             if wanted.day and _other_day(note, wanted.day, self.layout):
@@ -220,15 +239,16 @@ class IndexQuerier:
     def _paths_naming(self, words: tuple[str, ...], every: bool = True) -> list[str]:
         """Notes whose folders and file name hold every (or, `every=False`, any) distinctive
         word (`obsidian-publish`: `Obsidian Publish/Publish limitations.md`). A word in more
-        than a quarter of the paths (the vault's own name) is not distinctive."""
+        than max(20, 0.5%) of the paths (the vault's own name, `plugins`) is not distinctive,
+        and more than `PATH_MATCHES` notes found is no answer: which one is a person's call."""
         holders = self._path_words()
-        total = max(1, len(self._all_paths))
+        ceiling = max(COMMON_FLOOR, len(self._all_paths) // 200)
         sets = [holders.get(subject.stem(w), set()) for w in words]
-        sets = [held for held in sets if len(held) * 4 <= total and (held or every)]
+        sets = [held for held in sets if len(held) <= ceiling and (held or every)]
         if not sets:
             return []
         found = set.intersection(*sets) if every else set.union(*sets)
-        return sorted(p for p in found if self._visible(p))
+        return sorted(p for p in found if self._visible(p)) if len(found) <= PATH_MATCHES else []
 
     def _path_words(self) -> dict[str, set[str]]:
         """Word stem -> the indexed paths whose folders or file name hold it (built once)."""
@@ -244,8 +264,9 @@ class IndexQuerier:
     def _existing(self, path: str) -> ExistingNote | None:
         staged = self.overlay.get(path)
         text = staged.text if staged is not None else _read_text(self.root, path)
-        if text is None:
-            return None
+        return None if text is None else self._parsed(path, text)
+
+    def _parsed(self, path: str, text: str) -> ExistingNote:
         note = parse(text)
         return ExistingNote(path, text, note, curator_owned(path, note.frontmatter, self.rules))
 
@@ -276,27 +297,12 @@ class IndexQuerier:
         words = query.words or _commonest_last([*head_words, *body_words], df)
         if not words or k <= 0:
             return []
-        fetched = max(2 * k, k + RESCORED)
-        rows = self.conn.execute(
-            "SELECT n.path, n.title, n.key, n.frontmatter, f.title, f.value, f.body FROM (SELECT rowid FROM fts "
-            "WHERE fts MATCH ? ORDER BY rank LIMIT ?) m JOIN notes n ON n.id = m.rowid JOIN fts f ON f.rowid = m.rowid",
-            (match_expression(words), fetched + len(self.overlay) - len(self._new_paths)),
-        )
-        found = [
-            _Found(path, title, key, _value_of(fm), " ".join((t, v, b)))
-            for path, title, key, fm, t, v, b in rows
-            if self._visible(path)
-        ]
-        holders = set().union(*(self._holders.get(w, ()) for w in words)) if self.overlay else set()
-        for path in sorted(holders):
-            staged = self.overlay[path]
-            assert staged is not None
-            row = staged.row
-            found.append(_Found(path, row.title, row.key, row.value, f"{row.title} {row.value} {row.body}"))
-        probe = similarity.probe(f"{head}\n{body}")
-        weights = self._frequencies(probe.words)
+        ranked = self._ranked(words, df, total, k + RESCORED)
+        found = self._found(ranked)
+        text = f"{head}\n{body}"
+        probe = similarity.probe(text, self._frequencies(terms(text)), total, self._avg_words())
         scored = sorted(
-            ((similarity.score(probe, f.text, weights, total, self._avg_words()), f) for f in found),
+            ((similarity.score(probe, f.text), f) for f in found),
             key=lambda item: (-item[0], item[1].path),
         )
         return [
@@ -306,6 +312,46 @@ class IndexQuerier:
             for score, f in scored[:k]
             if score >= MIN_SCORE
         ]
+
+    def _ranked(self, words: tuple[str, ...], df: dict[str, int], total: int, count: int) -> list[tuple[str, int]]:
+        """The `count` best notes by BM25 (FTS5's for indexed notes, the same formula for staged
+        ones): (path, rowid or -1 when staged)."""
+        rows = self.conn.execute(
+            "SELECT n.path, m.rowid, m.score FROM (SELECT rowid, -rank AS score FROM fts WHERE fts MATCH ? "
+            "ORDER BY rank LIMIT ?) m JOIN notes n ON n.id = m.rowid",
+            (match_expression(words), count + len(self.overlay) - len(self._new_paths)),
+        )
+        best = [(score, path, rowid) for path, rowid, score in rows if self._visible(path)]
+        holders = set().union(*(self._holders.get(w, ()) for w in words)) if self.overlay else set()
+        for path in holders:
+            staged = self.overlay[path]
+            assert staged is not None
+            raw = bm25(words, staged.counts, staged.row.words, self._avg_words(), df, total)
+            best.append((raw, path, -1))
+        best.sort(key=lambda item: (-item[0], item[1]))
+        return [(path, rowid) for _, path, rowid in best[:count]]
+
+    def _found(self, ranked: list[tuple[str, int]]) -> list[_Found]:
+        """What `similarity.score` reads of each ranked note: its text as the index holds it."""
+        ids = [rowid for _, rowid in ranked if rowid >= 0]
+        marks = ",".join("?" * len(ids))
+        indexed = {
+            path: _Found(path, title, key, _value_of(fm), f"{t} {v} {b}")
+            for path, title, key, fm, t, v, b in self.conn.execute(
+                "SELECT n.path, n.title, n.key, n.frontmatter, f.title, f.value, f.body FROM notes n "
+                f"JOIN fts f ON f.rowid = n.id WHERE n.id IN ({marks})",
+                ids,
+            )
+        }
+        found = []
+        for path, rowid in ranked:
+            staged = self.overlay.get(path) if rowid < 0 else None
+            if staged is not None:
+                row = staged.row
+                found.append(_Found(path, row.title, row.key, row.value, f"{row.title} {row.value} {row.body}"))
+            elif path in indexed:
+                found.append(indexed[path])
+        return found
 
     def _text(self, path: str) -> str:
         staged = self.overlay.get(path)

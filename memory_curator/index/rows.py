@@ -3,8 +3,10 @@ data out; `index` does the I/O.
 
 A note's *normalised text* is its title (or name), its value and its body — without the
 curator's own trailing marker lines — joined and folded by `merge.norm_text` (case, accents,
-whitespace, punctuation). Two notes with the same normalised text hash are exact duplicates;
-texts under `MIN_DUPLICATE_WORDS` words get no hash (a bare "yes" is nobody's duplicate).
+whitespace, punctuation). Two notes with the same normalised text hash are exact duplicates,
+and so are two with the same body hash (a verbatim copy under another title) unless they carry
+different keys or values; texts under `MIN_DUPLICATE_WORDS` words get no hash (a bare "yes" is
+nobody's duplicate). A note's names are its title, aliases, `slug`, file name and first `# heading`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from memory_curator.core.merge import norm_text
 from memory_curator.core.names import nfc, printable, slugify
 from memory_curator.core.notes import as_list, content_hash, frontmatter_tags, parse, strip_code
 from memory_curator.core.rules import Rules, Surface
+from memory_curator.core.subject import first_heading
 
 MIN_DUPLICATE_WORDS = 8
 QUERY_TERMS = 10  # terms in one similarity query (title and value first, then the rarest body terms)
@@ -67,6 +70,7 @@ class Row:
     names: tuple[str, ...]
     content_hash: str
     text_hash: str | None
+    body_hash: str | None  # the body alone: a verbatim copy under another title
     words: int
     problem: str | None
 
@@ -131,6 +135,7 @@ def body_only(rel: str, raw: bytes, problem: str) -> Row:
         names=(name,) if name else (),
         content_hash=content_hash(raw),
         text_hash=None,
+        body_hash=None,
         words=text.count(" ") + 1 if text else 0,
         problem=problem,
     )
@@ -148,7 +153,7 @@ def _describe(rel: str, raw: bytes, layout: Layout) -> Row:
     value = _text(fm.get("value"))
     body = strip_marks(note.body)
     day = _day(fm.get("date")) if surface is not None and surface.type == "event" else None
-    names = {slugify(n) for n in [title, *aliases, _text(fm.get("slug")), stem] if n}
+    names = {slugify(n) for n in [title, *aliases, _text(fm.get("slug")), stem, first_heading(body)] if n}
     tags, links = tags_and_links(body)
     folded = normalised_text(title, value, body)
     return Row(
@@ -166,6 +171,7 @@ def _describe(rel: str, raw: bytes, layout: Layout) -> Row:
         names=tuple(sorted(n for n in names if n)),
         content_hash=content_hash(raw),
         text_hash=_hash(folded),
+        body_hash=body_hash(body),
         words=folded.count(" ") + 1 if folded else 0,
         problem=problem,
     )
@@ -197,6 +203,10 @@ def normalised_text(title: str, value: str, body: str) -> str:
 
 def text_hash(title: str, value: str, body: str) -> str | None:
     return _hash(normalised_text(title, value, body))
+
+
+def body_hash(body: str) -> str | None:
+    return _hash(norm_text(body))
 
 
 def _hash(folded: str) -> str | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memory_curator.index.rows import K1, STOPWORDS, B, idf, tokens
@@ -30,44 +30,39 @@ class Probe:
     """The candidate, prepared once for scoring many notes."""
 
     counts: Counter[str]  # its searchable words
-    length: int  # its words, stopwords included (as a note's length is counted)
     shingles: frozenset[str]  # its 3-word runs, as text
+    weights: Mapping[str, float]  # each searchable word's IDF in the vault
+    own: float  # the candidate's BM25 against itself
+    avg: float  # the vault's average note length, in words
 
-    @property
-    def words(self) -> list[str]:
-        return list(self.counts)
 
-
-def probe(text: str) -> Probe:
+def probe(text: str, df: Mapping[str, int], total: int, avg: float) -> Probe:
+    """`df`: the vault's document frequency of each word (missing: no note holds it)."""
     words = tokens(text)
     counts = Counter(w for w in words if len(w) > 1 and w not in STOPWORDS)
     runs = frozenset(" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
-    return Probe(counts, len(words), runs)
+    weights = {w: idf(df.get(w, 0), max(total, 1)) for w in counts}
+    return Probe(counts, runs, weights, _bm25(counts, len(words), weights, avg), avg)
 
 
-def _bm25(
-    counts: Mapping[str, int], length: int, words: list[str], weight: Callable[[str], float], avg: float
-) -> float:
+def _bm25(counts: Mapping[str, int], length: int, weights: Mapping[str, float], avg: float) -> float:
     norm = K1 * (1 - B + B * length / (avg or 1.0))
-    return sum(weight(w) * counts[w] * (K1 + 1) / (counts[w] + norm) for w in words if counts.get(w))
+    return sum(weight * counts[w] * (K1 + 1) / (counts[w] + norm) for w, weight in weights.items() if counts.get(w))
 
 
-def score(probe_: Probe, note_text: str, df: Mapping[str, int], total: int, avg: float) -> float:
+COVERED = 0.5  # below this share of its words in a note, the candidate's 3-word runs are not looked for
+
+
+def score(probe_: Probe, note_text: str) -> float:
     """How much of the candidate the note holds, in [0, 1] (module docstring)."""
-    words = probe_.words
-    if not words:
+    if not probe_.counts or probe_.own <= 0:
         return 0.0
     note_words = tokens(note_text)
-
-    def weight(word: str) -> float:
-        return idf(df.get(word, 0), max(total, 1))
-
     counts = Counter(note_words)
-    own = _bm25(probe_.counts, probe_.length, words, weight, avg)
-    theirs = _bm25(counts, len(note_words), words, weight, avg)
-    ratio = min(1.0, theirs / own) if own > 0 else 0.0
-    coverage = sum(1 for w in words if counts.get(w)) / len(words)
-    return max(math.sqrt(ratio * coverage), containment(probe_, note_words))
+    ratio = min(1.0, _bm25(counts, len(note_words), probe_.weights, probe_.avg) / probe_.own)
+    coverage = sum(1 for w in probe_.counts if w in counts) / len(probe_.counts)
+    near = containment(probe_, note_words) if coverage >= COVERED else 0.0
+    return max(math.sqrt(ratio * coverage), near)
 
 
 def containment(probe_: Probe, note_words: list[str]) -> float:

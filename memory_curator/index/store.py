@@ -31,7 +31,7 @@ from memory_curator.index.build import read_note as read_note  # where `querier`
 from memory_curator.index.rows import Layout, tokens
 from memory_curator.store.writer import FILES, Files
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: body_hash, headings and Unicode slugs among the names
 FILE_NAME = "index.sqlite3"
 RACY_NS = 2_000_000_000
 PROGRESS_NOTES = 300  # "more than a few hundred notes": a build or refresh that long shows a bar
@@ -55,6 +55,7 @@ CREATE TABLE notes(
     mtime_ns INTEGER NOT NULL,
     content_hash TEXT NOT NULL,
     text_hash TEXT,
+    body_hash TEXT,
     words INTEGER NOT NULL,
     problem TEXT
 );
@@ -66,6 +67,7 @@ CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, row);
 INDEXES = """
 CREATE INDEX notes_key ON notes(key) WHERE key IS NOT NULL;
 CREATE INDEX notes_text_hash ON notes(text_hash) WHERE text_hash IS NOT NULL;
+CREATE INDEX notes_body_hash ON notes(body_hash) WHERE body_hash IS NOT NULL;
 CREATE INDEX notes_stem ON notes(stem);
 CREATE INDEX notes_day ON notes(day) WHERE day IS NOT NULL;
 CREATE INDEX names_name ON names(name);
@@ -73,11 +75,11 @@ CREATE INDEX names_note ON names(note);
 """
 _NOTE_COLUMNS = (
     "id, path, stem, surface, key, day, title, frontmatter, tags, links, size, mtime_ns, content_hash, text_hash, "
-    "words, problem"
+    "body_hash, words, problem"
 )  # the order of `build.NoteRow`
 # A whole chunk (`build.Described`) goes in with one `executemany` per table, while the workers
 # describe the next chunks.
-_INSERT_NOTES = f"INSERT INTO notes({_NOTE_COLUMNS}) VALUES ({', '.join('?' * 16)})"
+_INSERT_NOTES = f"INSERT INTO notes({_NOTE_COLUMNS}) VALUES ({', '.join('?' * 17)})"
 _INSERT_FTS = "INSERT INTO fts(rowid, title, value, body) VALUES (?, ?, ?, ?)"
 _INSERT_NAMES = "INSERT INTO names(name, note) VALUES (?, ?)"
 
