@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -538,14 +539,8 @@ def test_a_rebuilt_index_is_put_in_place_with_the_writers_recipe(vault: Path, tm
     assert index.count() > 0 and not list(state.glob("*.building-*"))
 
 
-def test_a_build_that_reads_more_than_a_few_hundred_notes_shows_a_bar_and_a_small_one_does_not(
-    tmp_path: Path,
-) -> None:
-    """The context's bar (stderr, terminal only) advances to the number of notes read; a vault
-    of a few notes builds without one."""
-    import contextlib
-    from collections.abc import Iterator
-
+def recording_bar() -> tuple[list[tuple[int, int]], ix.Progress]:
+    """A progress bar that records (total, how far it advanced) each time it closes."""
     shown: list[tuple[int, int]] = []
 
     @contextlib.contextmanager
@@ -553,6 +548,16 @@ def test_a_build_that_reads_more_than_a_few_hundred_notes_shows_a_bar_and_a_smal
         done = [0]
         yield lambda n: done.__setitem__(0, done[0] + n)
         shown.append((total, done[0]))
+
+    return shown, bar
+
+
+def test_a_build_that_reads_more_than_a_few_hundred_notes_shows_a_bar_and_a_small_one_does_not(
+    tmp_path: Path,
+) -> None:
+    """The context's bar (stderr, terminal only) advances to the number of notes read; a vault
+    of a few notes builds without one."""
+    shown, bar = recording_bar()
 
     root = tmp_path / "vault"
     (root / "notes").mkdir(parents=True)
@@ -703,16 +708,7 @@ def test_a_worker_that_dies_or_a_pool_that_cannot_start_costs_time_not_rows(
 def test_a_parallel_build_advances_the_bar_to_every_note_and_a_refresh_counts_terms_the_same(
     vault: Path, tmp_path: Path, tiny_chunks: list[str]
 ) -> None:
-    import contextlib
-    from collections.abc import Iterator
-
-    shown: list[tuple[int, int]] = []
-
-    @contextlib.contextmanager
-    def bar(total: int) -> Iterator[Callable[[int], None]]:
-        done = [0]
-        yield lambda n: done.__setitem__(0, done[0] + n)
-        shown.append((total, done[0]))
+    shown, bar = recording_bar()
 
     messy_vault(vault)
     for n in range(ix.PROGRESS_NOTES):

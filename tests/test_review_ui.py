@@ -104,14 +104,20 @@ def test_p_promotes_with_one_key_and_no_enter(vault: Path, invoke, write_candida
     assert "review: 1 decided (1 promoted, 0 patched, 0 dropped), 0 skipped, 0 left" in out
 
 
-def test_o_promotes_as_another_surface_typed_on_a_line(vault: Path, invoke, write_candidate, state: Path) -> None:
-    item = one_item(vault, write_candidate, invoke, "memo.md", MEMO)
+def promote_as_insight(vault: Path) -> str:
+    """One session: `o`, the surface typed on its line, then the end; what it printed."""
     session = Session(vault)
     session.screen()
     session.key("o")
     session.line("insights", prompt=r"Surface \(.*\): ")
     code, out = session.end()
     assert code == 0, out
+    return out
+
+
+def test_o_promotes_as_another_surface_typed_on_a_line(vault: Path, invoke, write_candidate, state: Path) -> None:
+    item = one_item(vault, write_candidate, invoke, "memo.md", MEMO)
+    promote_as_insight(vault)
     kept = parse((vault / "insights/a-memo-worth-keeping.md").read_text())
     assert kept.frontmatter["type"] == "insight" and kept.body == parse(MEMO).body and not item.exists()
 
@@ -121,12 +127,7 @@ def test_promote_as_insights_takes_the_h1_when_there_is_no_title(
 ) -> None:
     text = "---\nsource_url: https://example.dev/teams\n---\n# Small teams ship faster\n\nFewer hand-offs.\n"
     item = one_item(vault, write_candidate, invoke, "bare.md", text)
-    session = Session(vault)
-    session.screen()
-    session.key("o")
-    session.line("insights", prompt=r"Surface \(.*\): ")
-    code, out = session.end()
-    assert code == 0, out
+    out = promote_as_insight(vault)
     note = vault / "insights/small-teams-ship-faster.md"
     assert note.is_file() and not item.exists(), out
     assert parse(note.read_text()).frontmatter["title"] == "Small teams ship faster"
