@@ -143,3 +143,23 @@ def run_installed(*args: str, cwd: Path, env: dict[str, str] | None = None) -> s
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A semantic test that reached the model hub fails here instead of downloading."""
+    import huggingface_hub
+
+    def refuse(*args: object, **kwargs: object) -> str:
+        raise AssertionError(f"a test tried to download: {args} {kwargs}")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", refuse)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture
+def model_dir(tmp_path: Path) -> Path:
+    """The tiny model (`semantic_kit`) in its own folder, as a user's model would be."""
+    from semantic_kit import write_model
+
+    return write_model(tmp_path / "models" / "tiny")

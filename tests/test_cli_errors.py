@@ -26,6 +26,7 @@ import pytest
 from click.testing import CliRunner
 from fake_schedulers import install_fakes
 from loop_kit import INSIGHT
+from semantic_kit import write_model
 from test_json_contract import SUBMITTED
 
 from memory_curator.cli.app import cli, main
@@ -144,6 +145,11 @@ CASES: dict[str, Case] = {
         lambda p, v: ["--no-judge", *where(p, v)],
         lambda p: ["--judge-set", "foo=bar"],
         codes=LOCKS,
+    ),
+    "semantic fetch": Case(  # a local model folder: no test downloads; no vault involved
+        lambda p, v: [str(write_model(p.vault.parent / "tiny-model")), "--to", str(p.vault.parent / "models" / "m")],
+        lambda p: ["--to", str(p.a_file)],
+        codes={"missing vault": EXIT_OK, "not a vault": EXIT_OK},
     ),
     "schedule install": Case(
         lambda p, v: ["--cron", *where(p, v)],

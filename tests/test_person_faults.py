@@ -93,7 +93,9 @@ def _template(tmp: Path, name: str) -> tuple[Path, Path]:
         assert not _sweep(root, state).errors
     if kind == "review" and not swept:  # a candidate the person promotes needs what promotion needs
         path = root / _inbox("review")
-        path.write_text(path.read_text().replace("confidence: 2\n", "confidence: 2\nsource_url: https://x.example.dev/1\n"))
+        path.write_text(
+            path.read_text().replace("confidence: 2\n", "confidence: 2\nsource_url: https://x.example.dev/1\n")
+        )
     return root, state
 
 

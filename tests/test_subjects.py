@@ -180,3 +180,10 @@ def test_a_verbatim_copy_under_a_new_title_is_an_exact_duplicate_but_a_shared_bo
     assert dropped["verdict"] == "drop" and dropped["rule"] == "exact-duplicate"
     assert "exact duplicate of Guides/storage.md" in dropped["reason"]
     assert [actions[f"_inbox/clipper/price-{n}.md"]["verdict"] for n in (1, 2)] == ["promote", "promote"]
+
+
+def test_the_rules_file_is_nobodys_neighbour(vault: Path, invoke: Callable[..., Result]) -> None:
+    words = "curator rules surfaces criteria drop_rules settle near_duplicate_score judge"
+    result = invoke("query", "--vault", str(vault), "--text", words, "--json")
+    assert result.exit_code == 0, result.output
+    assert "_meta/" not in result.output

@@ -655,7 +655,14 @@ def log_command(
 @click.option("--slug", metavar="S", help="Notes whose title, alias, slug or file name is S (case, accents folded).")
 @click.option("--text", metavar="TEXT", help="The notes closest to TEXT (BM25), scored 0 to 1.")
 @click.option("--date", "day", metavar="YYYY-MM-DD", callback=_day, help="Event notes on this day.")
-@click.option("--limit", default=5, show_default=True, type=click.IntRange(min=1), help="How many --text neighbours.")
+@click.option(
+    "--similar",
+    metavar="FILE|TEXT",
+    help="The notes closest to a note file (or a text): lexical and semantic neighbours side by side.",
+)
+@click.option(
+    "--limit", default=5, show_default=True, type=click.IntRange(min=1), help="How many --text/--similar neighbours."
+)
 @JSON_OPTION
 @VAULT_OPTION
 @STATE_OPTION
@@ -666,18 +673,24 @@ def query(
     slug: str | None,
     text: str | None,
     day: str | None,
+    similar: str | None,
     limit: int,
     as_json: bool,
     vault: str | None,
     state_dir: str | None,
 ) -> None:
-    """Ask the vault's index: the note for ENTITY PREDICATE, a --slug, a --date, or --text neighbours."""
+    """Ask the vault's index: the note for ENTITY PREDICATE, a --slug, a --date, --text or --similar neighbours."""
     from memory_curator.index import querier as index
 
-    asked = [bool(entity_predicate), slug is not None, text is not None, day is not None]
+    asked = [bool(entity_predicate), slug is not None, text is not None, day is not None, similar is not None]
     if sum(asked) != 1 or len(entity_predicate) not in (0, 2):
-        raise click.UsageError("ask one thing: ENTITY PREDICATE, --slug S, --text TEXT or --date YYYY-MM-DD")
-    querier = index.open_querier(*_index_context(vault, state_dir), seams.clock)
+        raise click.UsageError(
+            "ask one thing: ENTITY PREDICATE, --slug S, --text TEXT, --similar FILE|TEXT or --date YYYY-MM-DD"
+        )
+    querier = index.open_querier(*_index_context(vault, state_dir), seams.clock, _env(seams))
+    if similar is not None:
+        report.similar(index.similar_both(querier, similar, limit), as_json)
+        return
     key = (entity_predicate[0], entity_predicate[1]) if entity_predicate else None
     report.query(index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit), as_json)
 
@@ -719,6 +732,29 @@ def index_stats(seams: Seams, as_json: bool, vault: str | None, state_dir: str |
     report.index_stats(index.current_stats(*_index_context(vault, state_dir), seams.clock), as_json)
 
 
+@cli.group(name="semantic")
+def semantic_group() -> None:
+    """Opt-in semantic pairing: a local embedding model (needs the `semantic` extra)."""
+
+
+@semantic_group.command(name="fetch")
+@click.argument("name")
+@click.option(
+    "--to",
+    "to",
+    type=click.Path(file_okay=False),
+    help="The model's folder (default: the user's models folder, where `semantic: {model: NAME}` looks).",
+)
+@click.pass_obj
+def semantic_fetch(seams: Seams, name: str, to: str | None) -> None:
+    """Download the model NAME (owner/name on the model hub), or copy a model folder NAME, for
+    semantic pairing. The only command that downloads one: sweeps read it from its local folder."""
+    from memory_curator.commands import semantic
+
+    fetched = semantic.fetch(name, Path(to) if to else None, _env(seams))
+    report.lines([f"{names.printable(name)}: {fetched.path} ({fetched.bytes / 1e6:.1f} MB)"])
+
+
 # One example per command, shown at the end of its --help (mcp's is in its docstring); a test
 # fails for a command without one.
 EXAMPLES = {
@@ -745,6 +781,8 @@ EXAMPLES = {
     ("index",): "memory-curator index rebuild --vault ~/notes",
     ("index", "rebuild"): "memory-curator index rebuild --vault ~/notes",
     ("index", "stats"): "memory-curator index stats --json",
+    ("semantic",): "memory-curator semantic fetch minishlab/potion-base-8M",
+    ("semantic", "fetch"): "memory-curator semantic fetch minishlab/potion-base-8M",
 }
 
 

@@ -531,6 +531,26 @@ def query(data: Mapping[str, Any], as_json: bool) -> None:
     lines(out)  # a note's name or value may hold an escape sequence: shown escaped
 
 
+def similar(data: Mapping[str, Any], as_json: bool) -> None:
+    """`query --similar`: the lexical and the semantic neighbours in two columns."""
+    if as_json:
+        emit("query", dict(data))
+        return
+    table = Table(show_edge=False, header_style="bold")
+    status = data["semantic_status"]
+    table.add_column("lexical", overflow="fold")
+    table.add_column("semantic" if status == "on" else f"semantic: {shown(status)}", overflow="fold")
+    left, right = data["lexical"], data["semantic"]
+    for i in range(max(len(left), len(right), 1)):
+        cells = [_neighbour_cell(column[i]) if i < len(column) else "" for column in (left, right)]
+        table.add_row(*cells)
+    stdout().print(table)
+
+
+def _neighbour_cell(row: Mapping[str, Any]) -> str:
+    return shown(f"{row['path']}  {row['score']:.3f}")
+
+
 def index_rebuilt(built: Refresh, as_json: bool) -> None:
     if as_json:
         emit("index rebuild", built.to_json())
@@ -548,6 +568,10 @@ def index_stats(data: Mapping[str, Any], as_json: bool) -> None:
         f"notes: {data['notes']} ({surfaces}); {data['terms']} distinct words",
         f"built {data['built']}, refreshed {data['refreshed']}",
     ]
+    vectors = data.get("vectors")
+    if vectors:
+        model = f", model {vectors['model']}" if vectors.get("model") else ""
+        out.append(f"semantic vectors: {vectors['count']} ({vectors['bytes'] / 1e6:.1f} MB{model})")
     out += [printable(f"read by body only: {p['path']}: {p['problem']}") for p in data["problems"]]
     lines(out)
 

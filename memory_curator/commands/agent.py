@@ -60,7 +60,7 @@ def search(
         raise CuratorError("ask one thing: text, key (entity and predicate), name or date")
     if not 1 <= limit <= SEARCH_MAX:
         raise CuratorError(f"limit {limit}: between 1 and {SEARCH_MAX}")
-    querier = index.open_querier(ctx.root, ctx.rules, ctx.state, ctx.clock)
+    querier = index.open_querier(ctx.root, ctx.rules, ctx.state, ctx.clock, ctx.env)
     answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit)
     for row in answer["results"][:limit]:
         row["snippet"] = _snippet(querier, row["path"])

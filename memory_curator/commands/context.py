@@ -43,7 +43,9 @@ def index_querier(ctx: Context, rules: Rules) -> Querier:
     """The vault's index, refreshed on the first question (an empty inbox never refreshes it)."""
     from memory_curator.index.querier import IndexQuerier
 
-    return IndexQuerier(ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files, progress=ctx.seams.progress)
+    return IndexQuerier(
+        ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files, progress=ctx.seams.progress, env=ctx.env
+    )
 
 
 def fixed_judge(judge: Judge) -> JudgeFactory:

@@ -78,6 +78,7 @@ def diagnose(
         findings += check_schedule(root, state, machine)
         findings += check_index(root, rules, state, clock)
     findings += check_judge(rules, machine.env)
+    findings += check_semantic(rules.settings.semantic.model if rules is not None else None, machine.env, root)
     findings += check_host(rules, machine.hostname)
     return findings
 
@@ -309,6 +310,36 @@ def check_index(root: Path, rules: Rules | None, state: Path, clock: Clock) -> l
     more = f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
     message = f"{len(problems)} of {count} notes read by their body only ({named}{more})"
     return [Finding("index", "warn", message, "correct their frontmatter; `memory-curator index stats` lists them")]
+
+
+def check_semantic(setting: str | None, env: Mapping[str, str], root: Path | None = None) -> list[Finding]:
+    """Semantic pairing, when the rules name a model (`setting`): the extra, where the model
+    lives and its size (a `./folder` beside the vault at `root`). Missing either only warns:
+    sweeps then pair lexically. Nothing at all when semantic pairing is off."""
+    from memory_curator.index import semantic
+
+    if setting is None:
+        return []
+    try:
+        path = (
+            semantic.folder_for(setting, root, env)
+            if root is not None
+            else semantic.model_path(setting, semantic.models_dir(env))
+        )
+    except semantic.SemanticUnavailable as exc:
+        return [
+            Finding("semantic", "warn", f"{exc}: sweeps pair lexically only", "name a model (owner/name) or a folder")
+        ]
+    told = semantic.availability(path)
+    if told.available:
+        return [Finding("semantic", "ok", told.message)]
+    if not semantic.extra_installed():
+        fix = "pip install 'memory-curator[semantic]'"
+    elif semantic.names_folder(setting):
+        fix = f"put a model2vec model there: memory-curator semantic fetch OWNER/NAME --to {path}"
+    else:
+        fix = f"memory-curator semantic fetch {setting}"
+    return [Finding("semantic", "warn", f"{told.message}; sweeps pair lexically only", fix)]
 
 
 def check_judge(rules: Rules | None, env: Mapping[str, str]) -> list[Finding]:

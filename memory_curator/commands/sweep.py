@@ -137,13 +137,15 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
     )
     agents = scope_agents(ctx.root, scope)
     if options.dry_run:
-        return _sweep(sweep, agents, scope, judge)
+        result = _sweep(sweep, agents, scope, judge)
+        return replace(result, notes=tuple(sweep.querier.notices()))
     with sweep_lock(ctx.state, ctx.clock, wait=options.wait):
         started = ctx.clock.monotonic()
         recovered = recovery.recover(ctx.root, ctx.state, journal, ctx.files)
         sweep.reviewed.update(recovered.reviewed)
         notes = recovered.notes
         result = _sweep(sweep, agents, scope, judge)
+        notes += sweep.querier.notices()  # semantic pairing off this sweep, and why: said once
         sweep.reviewed.update(sweep.executor.held)
         try:  # the work is done; a full disk here costs a re-review or a log line, never content
             stores.save_ledger(ctx.root, ctx.state, sweep.reviewed, ctx.files)

@@ -28,6 +28,7 @@ FACTS = (
     "exact_duplicate",
     "near_duplicate",
     "subject_note_exists",
+    "semantic_neighbour",
     "links_to_durable_note",
     "required_fields_present",
 )

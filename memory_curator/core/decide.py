@@ -256,6 +256,10 @@ def found_notes(facts: Facts) -> str:
     if facts.near:
         named = ", ".join(f"{n.path} ({n.score:.2f})" for n in facts.near[:SHOWN])
         parts.append(f"near-duplicate of {named}")
+    named_already = {n.path for n in facts.subjects} | {n.path for n in facts.near}
+    close = [n for n in facts.close if n.path not in named_already]
+    if close:
+        parts.append(", ".join(f"semantically close to {n.path} ({n.score:.2f})" for n in close[:SHOWN]))
     return "; ".join(parts)
 
 
@@ -271,6 +275,7 @@ def explain(candidate: Candidate, rules: Rules, facts: Facts) -> list[str]:
         lines.append(f"exact duplicate: {facts.duplicate_of}")
     lines += [f"about the same subject: {_whose(n.path, n.curator_owned)}" for n in facts.subjects]
     lines += [f"near-duplicate: {n.path} ({n.score:.2f})" for n in facts.near]
+    lines += [f"semantically close: {n.path} ({n.score:.2f})" for n in facts.close]
     for rule in rules.drop_rules:
         if rule.judge_only:
             lines.append(f"drop {rule.id}: judge only")

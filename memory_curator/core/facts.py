@@ -60,6 +60,12 @@ class Facts:
     neighbours: tuple[Neighbour, ...] = ()
     subjects: tuple[ExistingNote, ...] = ()  # other notes about the same subject (`subject_notes`)
     near: tuple[Neighbour, ...] = ()  # the neighbours that made `near_duplicate`
+    semantic: tuple[Neighbour, ...] = ()  # the semantic neighbours (`semantic_neighbours`), scored by cosine
+    close: tuple[Neighbour, ...] = ()  # the semantic neighbours that made `semantic_neighbour`
+
+    @property
+    def semantic_neighbour(self) -> bool:
+        return bool(self.close)
 
     @property
     def subject_note_exists(self) -> bool:
@@ -72,6 +78,7 @@ class Facts:
             "exact_duplicate": self.exact_duplicate,
             "near_duplicate": self.near_duplicate,
             "subject_note_exists": self.subject_note_exists,
+            "semantic_neighbour": self.semantic_neighbour,
             "links_to_durable_note": self.links_to_durable_note,
             "required_fields_present": required_present,
         }
@@ -84,11 +91,15 @@ class Querier(Protocol):
 
     def neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]: ...
 
+    def semantic_neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]: ...
+
     def links_to_durable(self, links: list[str]) -> bool: ...
 
     def subject_notes(self, candidate: Candidate) -> list[ExistingNote]: ...
 
     def stage(self, rel: str, text: str | None) -> None: ...
+
+    def notices(self) -> list[str]: ...  # one-line remarks for the sweep's report (semantic pairing off, and why)
 
 
 def gather_facts(
@@ -161,7 +172,9 @@ def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settin
     """Add the nearest notes and `near_duplicate`, asked only while novelty is still open: no
     note with the key, no exact duplicate, and frontmatter that parses (with no surface too:
     its review line then names the note it copies). `settings`
-    (default: the querier's rules) gives their number and the near-duplicate score."""
+    (default: the querier's rules) gives their number and the near-duplicate score.
+    The semantic neighbours (empty unless the rules name a model) pass the same gate, and the
+    same `distinct` test: `widget-2 size` is no paraphrase of `widget-1 size`."""
     if facts.existing is not None or facts.duplicate_of or candidate.note.problem:
         return facts
     if settings is None:
@@ -169,4 +182,6 @@ def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settin
         settings = rules.settings if isinstance(rules, Rules) else Settings()
     found = tuple(querier.neighbours(candidate, settings.neighbours))
     near = tuple(n for n in found if n.score >= settings.near_duplicate_score and not distinct(candidate, n))
-    return replace(facts, neighbours=found, near_duplicate=bool(near), near=near)
+    paired = tuple(querier.semantic_neighbours(candidate, settings.neighbours)) if settings.semantic.enabled else ()
+    close = tuple(n for n in paired if n.score >= settings.semantic.threshold and not distinct(candidate, n))
+    return replace(facts, neighbours=found, near_duplicate=bool(near), near=near, semantic=paired, close=close)

@@ -24,6 +24,7 @@ CODES: Mapping[str, str] = {
     "cannot-write": "its verdict could not be written (a symlink, a refused merge)",
     "judge": "the judge said something the rules cannot act on",
     "near-duplicate": "a note very like it exists (similarity never decides alone)",
+    "semantic-neighbour": "a note saying much the same in other words exists (semantic pairing never decides alone)",
     "duplicate": "an exact duplicate exists elsewhere in the vault",
     "subject-note": "another note in the vault is about the same subject (a person's, or one of another surface)",
     "exists": "a note with its key exists and it adds nothing the merge can take",
@@ -72,6 +73,8 @@ def _from_criteria(criteria: Mapping[str, bool | None], reason: str) -> str:
         return "duplicate"
     if "the vault has a note about it" in reason:
         return "subject-note"
+    if "semantically close to" in reason:
+        return "semantic-neighbour"
     if criteria.get("novel") is False and "a note with this key exists" in reason:
         return "exists"
     if any(value is False for value in criteria.values()):

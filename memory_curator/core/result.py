@@ -117,6 +117,8 @@ class SweepResult:
         extra: dict[str, Any] = {"run_id": self.run_id, "dry_run": self.dry_run}
         if self.judge is not None:
             extra["judge"] = dict(self.judge)
+        if self.notes:
+            extra["notes"] = list(self.notes)
         if self.single_agent:
             agent = self.agents[0] if self.agents else AgentResult("inbox")
             return {**agent.to_json(), **extra}

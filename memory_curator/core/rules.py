@@ -99,6 +99,23 @@ class JudgeSettings:
     breaker_min: int = 5
 
 
+SEMANTIC_THRESHOLD = 0.75  # cosine at which a semantic neighbour leaves novelty open (docs/rules.md, "Similarity")
+NESTED = ("judge", "semantic")  # the settings that are mappings of their own
+
+
+@dataclass(frozen=True)
+class SemanticSettings:
+    """Opt-in semantic pairing (`index.semantic`): off while `model` is unset. A neighbour at or
+    above `threshold` (cosine) makes novelty undecided and is named; it never decides alone."""
+
+    model: str | None = None  # a model name under the models folder, or a folder (`./x`: beside the vault)
+    threshold: float = SEMANTIC_THRESHOLD
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.model)
+
+
 @dataclass(frozen=True)
 class Settings:
     settle_seconds: float = 3.0
@@ -111,6 +128,7 @@ class Settings:
     placeholder_sources: tuple[str, ...] = ()  # hosts / `.tld`s added to PLACEHOLDER_SOURCES
     confidence_words: tuple[tuple[str, int], ...] = CONFIDENCE_WORDS  # `confidence: high` -> 3
     judge: JudgeSettings = field(default_factory=JudgeSettings)
+    semantic: SemanticSettings = field(default_factory=SemanticSettings)
 
 
 @dataclass(frozen=True)
@@ -354,36 +372,44 @@ class _Builder:
         when = self.cond(spec, "when")
         if when is None and not judge_only:
             raise self.fail(f"drop rule {rule_id!r} needs 'when' (or judge_only: true)", spec, "id")
-        if when is not None and "near_duplicate" in when.facts():
-            raise self.fail(f"drop rule {rule_id!r} uses near_duplicate: similarity alone never drops", spec, "when")
+        for fact in ("near_duplicate", "semantic_neighbour"):
+            if when is not None and fact in when.facts():
+                raise self.fail(f"drop rule {rule_id!r} uses {fact}: similarity alone never drops", spec, "when")
         return DropRule(rule_id, str(spec["reason"]), when, judge_only)
 
     def settings(self, raw: Any) -> Settings:
         """Typed and range-checked here, by the same checks `run` applies (settings_problem,
-        judge_problem): what `rules check` accepts, a sweep accepts."""
+        judge_problem, semantic_problem): what `rules check` accepts, a sweep accepts."""
         if not isinstance(raw, dict):
             raise self.fail("'settings' must be a mapping")
-        judge_raw = raw.get("judge") or {}
-        if not isinstance(judge_raw, dict):
-            raise self.fail("'judge' must be a mapping of judge settings", raw, "judge")
-        base = {k: v for k, v in raw.items() if k != "judge"}
+        nested = {name: raw.get(name) or {} for name in NESTED}
+        for name, value in nested.items():
+            if not isinstance(value, dict):
+                raise self.fail(f"{name!r} must be a mapping of {name} settings", raw, name)
+        base = {k: v for k, v in raw.items() if k not in NESTED}
         before = len(self.problems)
         settings = self._typed(Settings(), base, raw)
-        judge = self._typed(JudgeSettings(), judge_raw, judge_raw)
+        judge = self._typed(JudgeSettings(), nested["judge"], nested["judge"])
+        semantic = self._typed(SemanticSettings(), nested["semantic"], nested["semantic"])
         if len(self.problems) > before:  # a value of the wrong type: its range means nothing yet
             return settings
-        for problem, node in ((settings_problem(settings), raw), (judge_problem(judge), judge_raw)):
+        checks = (
+            (settings_problem(settings), raw),
+            (judge_problem(judge), nested["judge"]),
+            (semantic_problem(semantic), nested["semantic"]),
+        )
+        for problem, node in checks:
             if problem:
                 name, why = problem
                 line = _line(node, name) if name in node else _line(node)
                 raise RulesError(self.origin, f"setting {name!r} {why}", self.abs_line(line))
-        return replace(settings, judge=judge)
+        return replace(settings, judge=judge, semantic=semantic)
 
     def _typed(self, default: _Settings, values: dict[str, Any], node: Any) -> _Settings:
         known = {f.name: f for f in fields(default)}
         out = {}
         for key, value in values.items():
-            if key not in known or key == "judge":
+            if key not in known or key in NESTED:
                 self.problems.append(self.fail(f"unknown setting {key!r}", node, key))
                 continue
             coerced = self.attempt(self._coerce, key, value, getattr(default, key), node)
@@ -456,6 +482,15 @@ def judge_problem(settings: JudgeSettings) -> tuple[str, str] | None:
         return "breaker_fraction", "must be within 0..1"
     problem = deadline_problem(settings.deadline_seconds)
     return ("deadline_seconds", problem) if problem else None
+
+
+def semantic_problem(settings: SemanticSettings) -> tuple[str, str] | None:
+    """The first unusable semantic setting and why (None: all are usable)."""
+    if settings.model is not None and not settings.model.strip():
+        return "model", "must not be empty (leave it out to turn semantic pairing off)"
+    if not 0 <= settings.threshold <= 1:
+        return "threshold", "must be within 0..1"
+    return None
 
 
 def deadline_problem(seconds: float) -> str | None:

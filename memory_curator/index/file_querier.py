@@ -41,6 +41,12 @@ class FileQuerier:
     def neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
         return []
 
+    def semantic_neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
+        return []
+
+    def notices(self) -> list[str]:
+        return []
+
     def subject_notes(self, candidate: Candidate) -> list[ExistingNote]:
         return []
 

@@ -7,21 +7,21 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_curator.core import subject
 from memory_curator.core.candidate import Candidate, target_path
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import ExistingNote, Neighbour, other_body_owner
-from memory_curator.core.names import nfc, slugify
+from memory_curator.core.names import RULES_PATH, nfc, slugify
 from memory_curator.core.notes import parse
 from memory_curator.core.ownership import curator_owned, never_owned, on_surface
 from memory_curator.core.rules import Rules
-from memory_curator.index import similarity
+from memory_curator.index import semantic, similarity
 from memory_curator.index.rows import (
     COMMON_FLOOR,
     QUERY_TERMS,
@@ -40,7 +40,11 @@ from memory_curator.index.rows import (
 from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Progress, Refresh, read_note
 from memory_curator.store.writer import FILES, Files
 
+if TYPE_CHECKING:
+    from memory_curator.index.semantic import Matrix
+
 MIN_SCORE = 0.02  # below this a "neighbour" shares only words most notes hold
+META = RULES_PATH.split("/")[0] + "/"
 RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity.score`
 PATH_MATCHES = 25  # notes found by the words of their paths: more is no answer
 
@@ -56,6 +60,12 @@ class _Found:
 
 def _other(candidate: Candidate, row: Row) -> bool:
     return other_body_owner(candidate, Neighbour(row.path, "", 1.0, key=row.key, value=row.value))
+
+
+def _pairable(path: str) -> bool:
+    """Not the rules file (nor anything under `_meta/`): it speaks of every kind of note and
+    is nobody's neighbour."""
+    return not path.startswith(META)
 
 
 def _value_of(frontmatter: str) -> str:
@@ -93,9 +103,16 @@ class IndexQuerier:
         clock: Clock = SystemClock(),
         files: Files = FILES,
         progress: Progress | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.root, self.rules, self.state, self.clock, self.files = root, rules, state, clock, files
         self.progress = progress
+        self.env: Mapping[str, str] = env or {}  # the context's: where a named semantic model lives
+        self.pairing: semantic.Pairing | None = None  # the semantic model and vectors, when the rules name one
+        self.semantic_problem: str | None = None  # why semantic pairing is off this sweep (one line)
+        self._staged_vectors: dict[str, Matrix] = {}  # staged path -> its vector, embedded when first asked
+        self._hidden_ids: set[int] = set()  # indexed notes the overlay replaced or removed
+        self._paired: dict[tuple[str, str, int, int], list[Neighbour]] = {}
         self.layout = index.layout if index is not None else Layout(rules)
         self._index = index
         self.refreshed: Refresh | None = None
@@ -120,7 +137,28 @@ class IndexQuerier:
             except (sqlite3.Error, OSError) as exc:
                 raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
             self._index = index
+            self._pair(index)
         return self._index
+
+    def _pair(self, index: Index) -> None:
+        """Open semantic pairing when the rules name a model: its vectors brought in step with
+        the refreshed index, under the index's write lock. Unavailable (no extra, no model, a
+        broken one): `semantic_problem` says why in one line and pairing stays lexical."""
+        setting = self.rules.settings.semantic.model
+        if not setting:
+            return
+        try:
+            path = semantic.folder_for(setting, self.root, self.env)
+            with index.writing():
+                self.pairing = semantic.open_pairing(index.conn, path, self.progress)
+        except semantic.SemanticUnavailable as exc:
+            self.semantic_problem = f"{exc}; pairing lexically only"
+        except sqlite3.Error as exc:
+            self.semantic_problem = f"semantic vectors cannot be stored in the index ({exc}); pairing lexically only"
+
+    def notices(self) -> list[str]:
+        """One-line remarks for the sweep's report: why semantic pairing is off, when it is."""
+        return [self.semantic_problem] if self.semantic_problem else []
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -287,6 +325,56 @@ class IndexQuerier:
             self._near[cache_key] = self.similar(f"{title} {value}", body, k)
         return self._near[cache_key]
 
+    def semantic_neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
+        """The k notes closest in meaning (cosine of the model's vectors, best first), indexed
+        or staged; none when the rules name no model or it is unavailable."""
+        title, value, body = candidate_parts(candidate.frontmatter, candidate.note.body)
+        cache_key = (candidate.inbox_path, candidate.digest, k, self._version)
+        if cache_key not in self._paired:
+            text = semantic.note_text(title, value, body)
+            self._paired[cache_key] = self.semantic_similar(text, k, skip=candidate.inbox_path)
+        return self._paired[cache_key]
+
+    def semantic_similar(self, text: str, k: int, skip: str | None = None) -> list[Neighbour]:
+        """The k notes whose vectors are closest to this text's, with a positive cosine (not
+        `skip`: the note itself, when `check` asks about a vault note)."""
+        self.index  # noqa: B018 - opens the pairing
+        pairing = self.pairing
+        if pairing is None or k <= 0 or not text.strip():
+            return []
+        vector = pairing.model.embed([text])[0]
+        scored: list[tuple[float, str]] = []
+        indexed = semantic.nearest(pairing.vectors, vector, k + 1, self._hidden_ids)
+        names = self._paths_of([ident for ident, _ in indexed])
+        scored += [(score, names[ident]) for ident, score in indexed if ident in names and self._visible(names[ident])]
+        scored += [(float(self._staged_vector(path, pairing) @ vector), path) for path, _ in self._staged()]
+        scored.sort(key=lambda item: (-item[0], item[1]))
+        kept = [(score, path) for score, path in scored if score > 0 and path != skip and _pairable(path)][:k]
+        return [self._neighbour(path, min(1.0, score)) for score, path in kept]
+
+    def _staged_vector(self, path: str, pairing: semantic.Pairing) -> Matrix:
+        if path not in self._staged_vectors:
+            staged = self.overlay[path]
+            assert staged is not None
+            row = staged.row
+            self._staged_vectors[path] = pairing.model.embed([semantic.note_text(row.title, row.value, row.body)])[0]
+        return self._staged_vectors[path]
+
+    def _paths_of(self, ids: list[int]) -> dict[int, str]:
+        marks = ",".join("?" * len(ids))
+        return dict(self.conn.execute(f"SELECT id, path FROM notes WHERE id IN ({marks})", ids))
+
+    def _neighbour(self, path: str, score: float) -> Neighbour:
+        staged = self.overlay.get(path)
+        if staged is not None:
+            row = staged.row
+            title, key, value = row.title, row.key, row.value
+        else:
+            found = self.conn.execute("SELECT title, key, frontmatter FROM notes WHERE path = ?", (path,)).fetchone()
+            title, key, value = found[0], found[1], _value_of(found[2])
+        shown = title or path.rsplit("/", 1)[-1][:-3]
+        return Neighbour(path, shown, round(score, 4), self._text(path), key, value)
+
     def similar(self, head: str, body: str, k: int) -> list[Neighbour]:
         """The k notes closest to a text (`head`: its title and value), indexed or staged: found
         by BM25 over its rarest words, scored by `similarity.score` (1.0: the same text)."""
@@ -321,7 +409,7 @@ class IndexQuerier:
             "ORDER BY rank LIMIT ?) m JOIN notes n ON n.id = m.rowid",
             (match_expression(words), count + len(self.overlay) - len(self._new_paths)),
         )
-        best = [(score, path, rowid) for path, rowid, score in rows if self._visible(path)]
+        best = [(score, path, rowid) for path, rowid, score in rows if self._visible(path) and _pairable(path)]
         holders = set().union(*(self._holders.get(w, ()) for w in words)) if self.overlay else set()
         for path in holders:
             staged = self.overlay[path]
@@ -398,6 +486,7 @@ class IndexQuerier:
     def stage(self, rel: str, text: str | None) -> None:
         """Make a note this sweep wrote (or removed: None) visible to later candidates."""
         self._version += 1
+        self._staged_vectors.pop(rel, None)
         if rel not in self.overlay and not self._hide_indexed(rel):
             self._new_paths.add(rel)
         previous = self.overlay.get(rel)
@@ -418,11 +507,12 @@ class IndexQuerier:
     def _hide_indexed(self, rel: str) -> bool:
         """Take an indexed note's words out of the frequencies (the overlay replaces it)."""
         found = self.conn.execute(
-            "SELECT f.title, f.value, f.body FROM notes n JOIN fts f ON f.rowid = n.id WHERE n.path = ?", (rel,)
+            "SELECT n.id, f.title, f.value, f.body FROM notes n JOIN fts f ON f.rowid = n.id WHERE n.path = ?", (rel,)
         ).fetchone()
         if found is None:
             return False
-        self._staged_df.subtract(set(tokens(" ".join(found))))
+        self._hidden_ids.add(int(found[0]))
+        self._staged_df.subtract(set(tokens(" ".join(found[1:]))))
         return True
 
 
@@ -437,9 +527,12 @@ def _read_text(root: Path, rel: str) -> str | None:
     return None if read is None else read[0].decode("utf-8", errors="replace")
 
 
-def open_querier(root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> IndexQuerier:
-    """An up-to-date index of the vault, ready to ask (refreshed now, not on first use)."""
-    querier = IndexQuerier(root, rules, state, clock=clock)
+def open_querier(
+    root: Path, rules: Rules, state: Path, clock: Clock = SystemClock(), env: Mapping[str, str] | None = None
+) -> IndexQuerier:
+    """An up-to-date index of the vault, ready to ask (refreshed now, not on first use); `env`
+    says where a named semantic model lives."""
+    querier = IndexQuerier(root, rules, state, clock=clock, env=env)
     querier.index  # noqa: B018 - opens and refreshes
     return querier
 
@@ -470,6 +563,42 @@ def ask(
         return _answer("date", day, querier.events_on(day), querier)
     found = querier.similar(text or "", "", limit) if text is not None else []
     return _answer("text", text or "", [n.path for n in found], querier, {n.path: n.score for n in found})
+
+
+def similar_both(querier: IndexQuerier, asked: str, limit: int = 5, cwd: Path | None = None) -> dict[str, Any]:
+    """`query --similar FILE|TEXT`: the lexical and the semantic neighbours of a note (a file,
+    by its path from `cwd` or from the vault) or of a text, side by side. `semantic_status`
+    says "on", "off" (no model in the rules) or why it is unavailable."""
+    found = _read_file(querier.root, asked, cwd or Path.cwd())
+    rel, title, value, body = None, asked, "", ""  # a text is asked as `--text` asks it: as a title
+    if found is not None:
+        rel, text = found
+        note = parse(text)
+        title, value, body = candidate_parts(note.frontmatter, note.body)
+    lexical = [n for n in querier.similar(f"{title} {value}".strip(), body, limit + 1) if n.path != rel][:limit]
+    paired = querier.semantic_similar(semantic.note_text(title, value, body), limit, skip=rel)
+    status = "on" if querier.pairing is not None else querier.semantic_problem or "off (no semantic model in the rules)"
+    return {
+        "kind": "similar",
+        "query": asked,
+        "file": rel if found is not None else None,
+        "lexical": [{**querier.info(n.path), "score": n.score} for n in lexical],
+        "semantic": [{**querier.info(n.path), "score": n.score} for n in paired],
+        "semantic_status": status,
+    }
+
+
+def _read_file(root: Path, asked: str, cwd: Path) -> tuple[str | None, str] | None:
+    """(its vault path, or None outside the vault; its text) when `asked` names a Markdown
+    file, from `cwd` or else from the vault's root; None: `asked` is a text."""
+    if not asked.endswith(".md") or "\n" in asked:
+        return None
+    for path in (cwd / asked, root / asked):
+        if path.is_file():
+            resolved, top = path.resolve(), root.resolve()
+            rel = resolved.relative_to(top).as_posix() if resolved.is_relative_to(top) else None
+            return rel, path.read_text(encoding="utf-8", errors="replace")
+    return None
 
 
 def _answer(

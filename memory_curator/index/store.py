@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import sqlite3
 from collections import Counter
@@ -213,6 +214,11 @@ class Index:
 
     # --- refreshing ------------------------------------------------------------------------
 
+    def writing(self) -> contextlib.AbstractContextManager[None]:
+        """The index's write lock, for a writer of derived tables besides the refresh (the
+        semantic vectors, `index.semantic`)."""
+        return self._writing()
+
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
         """One writer at a time (a sweep, `check`, `query`, `index rebuild`)."""
@@ -392,12 +398,33 @@ class Index:
             "problems": [{"path": p, "problem": why} for p, why in self.problems()],
             "built": meta.get("built"),
             "refreshed": meta.get("refreshed") or meta.get("built"),
+            "vectors": self._vector_stats(meta),
         }
+
+    def _vector_stats(self, meta: dict[str, str]) -> dict[str, Any] | None:
+        """The semantic vectors' count, size and model, when semantic pairing ever stored any."""
+        from memory_curator.index import semantic  # it imports this module
+
+        if not conn_has(self.conn, "vectors"):
+            return None
+        count = int(self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
+        try:
+            model = json.loads(meta.get(semantic.META_KEY, "{}")).get("path")
+        except (ValueError, AttributeError):
+            model = None
+        return {"count": count, "bytes": semantic.index_bytes(self.conn), "model": model}
 
 
 @contextlib.contextmanager
 def _no_bar(total: int) -> Iterator[Callable[[int], None]]:
     yield lambda done: None
+
+
+def conn_has(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether the index file holds this table."""
+    return (
+        conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone() is not None
+    )
 
 
 def current_stats(root: Path, rules: Rules, state: Path, clock: Clock = SystemClock()) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import email.utils
+import itertools
 import json
 import math
 import os
@@ -126,13 +127,16 @@ def from_environment(
 
 def gather(candidates: Sequence[Candidate], querier: Querier, k: int) -> list[Item]:
     """Each candidate with at most k durable notes, read once each: the notes about its
-    subject first (`subject_notes`), then its nearest neighbours."""
+    subject first (`subject_notes`), then its nearest neighbours, lexical and semantic in
+    turn (the semantic list is empty unless the rules name a model)."""
     notes: dict[str, Shown | None] = {}
     items = []
     for candidate in candidates:
         shown: list[Shown] = []
         about = [n.path for n in querier.subject_notes(candidate)] if k else []
-        near = [n.path for n in querier.neighbours(candidate, k)] if k else []
+        lexical = [n.path for n in querier.neighbours(candidate, k)] if k else []
+        paired = [n.path for n in querier.semantic_neighbours(candidate, k)] if k else []
+        near = [p for pair in itertools.zip_longest(lexical, paired) for p in pair if p is not None]
         for path in dict.fromkeys([*about, *near]):
             if path not in notes:
                 existing = querier.note_at(path)

@@ -1,9 +1,11 @@
 """Score the curator on the labeled novelty set (see README.md beside this file).
 
     python tests/novelty/score.py [--cli "memory-curator"] [--out scores.json] [--sets main,template,retitled]
+                                  [--semantic MODEL_DIR [--threshold 0.8]]
 
 Each set runs on a fresh copy of the real vault (plus `owned/`, the curator-owned notes) through
 `<cli> init` and `<cli> run --no-judge --settle 0 --json`, with a temporary state directory.
+`--semantic` turns semantic pairing on in each copy's rules (`semantic: {model: MODEL_DIR}`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ def body_of(text: str) -> str:
     return text
 
 
+SEMANTIC: dict[str, Any] = {}  # `--semantic`: the `semantic:` setting written into every copy's rules
+
+
 class Run:
     """One vault copy under `work`: init, owned notes, candidates, one sweep."""
 
@@ -59,6 +64,16 @@ class Run:
         self.original = digests(self.vault)
         self.call("init", "--vault", str(self.vault))
         shutil.copytree(HERE / "owned", self.vault, dirs_exist_ok=True)
+        if SEMANTIC:
+            self.set_semantic(SEMANTIC)
+
+    def set_semantic(self, setting: dict[str, Any]) -> None:
+        """Turn semantic pairing on in this copy's rules (the file `init` wrote)."""
+        rules = self.vault / "_meta" / "inbox-rules.md"
+        text = rules.read_text(encoding="utf-8")
+        assert "\nsettings:\n" in text, "no settings: section in the rules"
+        line = f"  semantic: {json.dumps(setting)}\n"
+        rules.write_text(text.replace("\nsettings:\n", "\nsettings:\n" + line, 1), encoding="utf-8")
 
     def call(self, *args: str) -> str:
         done = subprocess.run(
@@ -257,7 +272,8 @@ def table(result: dict[str, Any]) -> str:
         rows.append(("retitled", "needs_review naming the copied note", str(r["review_named"])))
     lines = [f"| {' | '.join(r)} |" for r in rows]
     lines.insert(1, "|---|---|---|")
-    return "\n".join(lines) + f"\n\n{result['seconds']:.1f} s, cli: `{result['cli']}`\n"
+    semantic = f", semantic: {result['semantic']}" if result.get("semantic") else ""
+    return "\n".join(lines) + f"\n\n{result['seconds']:.1f} s, cli: `{result['cli']}`{semantic}\n"
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -266,10 +282,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, help="write the scores as JSON here")
     parser.add_argument("--vault-src", type=Path, default=REAL_VAULT, help="the real vault to copy")
     parser.add_argument("--sets", default="main,template,retitled", help="comma-separated: main,template,retitled")
+    parser.add_argument("--semantic", type=Path, metavar="MODEL_DIR", help="turn semantic pairing on with this model")
+    parser.add_argument("--threshold", type=float, help="with --semantic: its threshold (default: the rules')")
     args = parser.parse_args(argv)
+    SEMANTIC.clear()
+    if args.semantic:
+        SEMANTIC["model"] = str(args.semantic.resolve())
+        if args.threshold is not None:
+            SEMANTIC["threshold"] = args.threshold
     cli, start = shlex.split(args.cli), time.monotonic()
     scorers = {"main": score_main, "template": score_template, "retitled": score_retitled}
-    result: dict[str, Any] = {"cli": args.cli}
+    result: dict[str, Any] = {"cli": args.cli, "semantic": dict(SEMANTIC) or None}
     with tempfile.TemporaryDirectory(prefix="novelty-") as tmp:
         for name in args.sets.split(","):
             work = Path(tmp) / name
