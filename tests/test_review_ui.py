@@ -104,15 +104,19 @@ def test_p_promotes_with_one_key_and_no_enter(vault: Path, invoke, write_candida
     assert "review: 1 decided (1 promoted, 0 patched, 0 dropped), 0 skipped, 0 left" in out
 
 
-def promote_as_insight(vault: Path) -> str:
-    """One session: `o`, the surface typed on its line, then the end; what it printed."""
+def key_and_line(vault: Path, key: str, typed: str, prompt: str) -> str:
+    """One session: a key, the text it asks for typed on its line, then the end; what it printed."""
     session = Session(vault)
     session.screen()
-    session.key("o")
-    session.line("insights", prompt=r"Surface \(.*\): ")
+    session.key(key)
+    session.line(typed, prompt=prompt)
     code, out = session.end()
     assert code == 0, out
     return out
+
+
+def promote_as_insight(vault: Path) -> str:
+    return key_and_line(vault, "o", "insights", r"Surface \(.*\): ")
 
 
 def test_o_promotes_as_another_surface_typed_on_a_line(vault: Path, invoke, write_candidate, state: Path) -> None:
@@ -136,12 +140,7 @@ def test_promote_as_insights_takes_the_h1_when_there_is_no_title(
 def test_d_drops_with_the_reason_typed(vault: Path, invoke, write_candidate, state: Path) -> None:
     item = one_item(vault, write_candidate, invoke, "thin.md", THIN_FACT)
     original = item.read_bytes()
-    session = Session(vault)
-    session.screen()
-    session.key("d")
-    session.line("not worth keeping", prompt=r"Reason for the drop: ")
-    code, out = session.end()
-    assert code == 0, out
+    key_and_line(vault, "d", "not worth keeping", r"Reason for the drop: ")
     [copy] = (vault / "_inbox/.dropped/agent-a").iterdir()
     assert copy.read_bytes().startswith(original) and "not worth keeping (by tester)" in copy.read_text()
     assert not item.exists()
