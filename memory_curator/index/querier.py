@@ -381,8 +381,7 @@ class IndexQuerier:
         head_words, body_words = terms(head), terms(body)
         df = self._frequencies([*head_words, *body_words])
         total = self._count()
-        query = choose_terms(head_words, body_words, df, total)
-        words = query.words or _commonest_last([*head_words, *body_words], df)
+        words = choose_terms(head_words, body_words, df, total) or _commonest_last([*head_words, *body_words], df)
         if not words or k <= 0:
             return []
         ranked = self._ranked(words, df, total, k + RESCORED)

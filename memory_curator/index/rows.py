@@ -253,20 +253,11 @@ def terms(text: str) -> list[str]:
     return [t for t in dict.fromkeys(tokens(text)) if len(t) > 1 and t not in STOPWORDS]
 
 
-@dataclass(frozen=True)
-class Query:
-    """A similarity query: the words searched, and the candidate's words no note holds."""
-
-    words: tuple[str, ...]
-    unknown: tuple[str, ...]
-
-
-def choose_terms(head: list[str], body: list[str], df: Mapping[str, int], total: int) -> Query:
+def choose_terms(head: list[str], body: list[str], df: Mapping[str, int], total: int) -> tuple[str, ...]:
     """The words to search: the candidate's rarest title/value words, then its rarest body
     words, among those the vault holds but not in more than max(20, 1%) of its notes (such
-    words weigh little in BM25 and their long posting lists cost milliseconds).
-    The rarest words no note holds are kept too, to weigh against similarity. Ties go to
-    longer words."""
+    words weigh little in BM25 and their long posting lists cost milliseconds). Ties go to
+    longer words. The search only finds notes to score (`similarity.score`)."""
     ceiling = max(COMMON_FLOOR, total // COMMON_SHARE)
 
     def rarest(words: Iterable[str], count: int) -> list[str]:
@@ -275,9 +266,7 @@ def choose_terms(head: list[str], body: list[str], df: Mapping[str, int], total:
 
     chosen = rarest(head, TITLE_TERMS)
     rest = [w for w in body if w not in chosen]
-    words = chosen + rarest(rest, QUERY_TERMS - len(chosen))
-    unknown = sorted((w for w in dict.fromkeys([*head, *body]) if df.get(w, 0) <= 0), key=lambda w: (-len(w), w))
-    return Query(tuple(words), tuple(unknown[:QUERY_TERMS]))
+    return tuple(chosen + rarest(rest, QUERY_TERMS - len(chosen)))
 
 
 def match_expression(words: Iterable[str]) -> str:
@@ -294,16 +283,14 @@ def idf(df: int, total: int) -> float:
     return value if value > 0 else 1e-6
 
 
-def reference(query: Query, df: Mapping[str, int], total: int) -> float:
-    """The scale that maps a bm25() score to [0, 1]: what a note of average length holding
-    each searched word once would score, plus the weight of the candidate's words that no
-    note holds (a note cannot hold them, so they count against every neighbour)."""
-    return sum(idf(df[w], total) for w in query.words) + len(query.unknown) * idf(0, total)
-
-
 def bm25(
     words: Iterable[str], counts: Counter[str], length: int, avg_length: float, df: Mapping[str, int], total: int
 ) -> float:
     """FTS5's bm25() for one note held in memory (an overlay note), as a positive number."""
+    return weighted_bm25(counts, length, {w: idf(df[w], total) for w in words}, avg_length)
+
+
+def weighted_bm25(counts: Mapping[str, int], length: int, weights: Mapping[str, float], avg_length: float) -> float:
+    """BM25 of a text with these word `counts` and `length`, for words of known IDF `weights`."""
     norm = K1 * (1 - B + B * length / (avg_length or 1.0))
-    return sum(idf(df[w], total) * counts[w] * (K1 + 1) / (counts[w] + norm) for w in words if counts[w])
+    return sum(weight * counts[w] * (K1 + 1) / (counts[w] + norm) for w, weight in weights.items() if counts.get(w))

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memory_curator.index.rows import K1, STOPWORDS, B, idf, tokens
+from memory_curator.index.rows import STOPWORDS, idf, tokens, weighted_bm25
 
 SHINGLE = 3
 
@@ -42,12 +42,7 @@ def probe(text: str, df: Mapping[str, int], total: int, avg: float) -> Probe:
     counts = Counter(w for w in words if len(w) > 1 and w not in STOPWORDS)
     runs = frozenset(" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
     weights = {w: idf(df.get(w, 0), max(total, 1)) for w in counts}
-    return Probe(counts, runs, weights, _bm25(counts, len(words), weights, avg), avg)
-
-
-def _bm25(counts: Mapping[str, int], length: int, weights: Mapping[str, float], avg: float) -> float:
-    norm = K1 * (1 - B + B * length / (avg or 1.0))
-    return sum(weight * counts[w] * (K1 + 1) / (counts[w] + norm) for w, weight in weights.items() if counts.get(w))
+    return Probe(counts, runs, weights, weighted_bm25(counts, len(words), weights, avg), avg)
 
 
 COVERED = 0.5  # below this share of its words in a note, the candidate's 3-word runs are not looked for
@@ -59,7 +54,7 @@ def score(probe_: Probe, note_text: str) -> float:
         return 0.0
     note_words = tokens(note_text)
     counts = Counter(note_words)
-    ratio = min(1.0, _bm25(counts, len(note_words), probe_.weights, probe_.avg) / probe_.own)
+    ratio = min(1.0, weighted_bm25(counts, len(note_words), probe_.weights, probe_.avg) / probe_.own)
     coverage = sum(1 for w in probe_.counts if w in counts) / len(probe_.counts)
     near = containment(probe_, note_words) if coverage >= COVERED else 0.0
     return max(math.sqrt(ratio * coverage), near)
