@@ -177,8 +177,8 @@ def test_read_note_reads_a_dropped_item_only_when_asked_and_never_through_a_syml
 
 def test_oversize_is_refused_before_any_work(ctx: Context, vault: Path) -> None:
     big = FACT + "x" * (300 * 1024)
-    assert "over the 256 KiB" in error_text(call(ctx, "submit_candidate", markdown=big))
-    assert "over the 256 KiB" in error_text(call(ctx, "check_candidate", markdown=big))
+    assert "too large: 300.2 KiB > 256 KiB" in error_text(call(ctx, "submit_candidate", markdown=big))
+    assert "too large: 300.2 KiB > 256 KiB" in error_text(call(ctx, "check_candidate", markdown=big))
     (vault / "facts/huge.md").write_text("---\ntype: fact\n---\n" + "y" * (300 * 1024), encoding="utf-8")
     assert "over the 256 KiB" in error_text(call(ctx, "read_note", path="facts/huge.md"))
     assert not (vault / "_inbox/mcp").exists()

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import io
 import os
 import socket
 import sys
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Literal, NoReturn
+from typing import BinaryIO, Literal, NoReturn
 
 import click
 
@@ -232,8 +233,9 @@ def check(seams: Seams, file: str, as_json: bool, explain: bool, vault: str | No
     Changes nothing.
     """
     if file == "-":
-        root = vault_mod.find_root(None, vault)
-        data = checking.check_text(Context.build(root, None, seams), sys.stdin.read(), "<stdin>", explain)
+        ctx = Context.build(vault_mod.find_root(None, vault), None, seams)
+        text = checking.read_limited(_stdin(), "<stdin>", ctx.rules.settings.max_candidate_bytes)
+        data = checking.check_text(ctx, text, "<stdin>", explain)
     else:
         target = Path(file)
         if not target.is_file():
@@ -424,8 +426,6 @@ def review(
     others like it (one run: `undo RUN` takes all back). Each choice is applied and journalled
     at once; q or end of input exits 0, Ctrl-C 130.
     """
-    from rich.console import Console
-
     from memory_curator.cli import keys as keys_mod
     from memory_curator.cli import review as review_ui
     from memory_curator.commands import review as review_mod
@@ -441,7 +441,7 @@ def review(
         chosen &= scoped
     wanted = chosen if chosen is not None else scoped
     desk = Desk(Context.build(root, state_dir, seams, by))
-    tally = review_ui.review(desk, Console(highlight=False), keys_mod.for_stdin(), wanted, only, reason)
+    tally = review_ui.review(desk, report.make_console(highlight=False), keys_mod.for_stdin(), wanted, only, reason)
     report.review_tally(tally)
     if tally.interrupted:  # Ctrl-C: the counts are said, what was decided stays decided
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
@@ -574,22 +574,24 @@ def submit(seams: Seams, file: str, agent: str | None, with_check: bool, as_json
     into _inbox/<agent>/ under a unique name."""
     from memory_curator.commands import submit as submit_mod
 
-    root = vault_mod.find_root(None, vault)
+    ctx = Context.build(vault_mod.find_root(None, vault), None, seams)
+    limit = ctx.rules.settings.max_candidate_bytes
     if file == "-":
-        text, origin = sys.stdin.read(), "<stdin>"
+        text, origin = checking.read_limited(_stdin(), "<stdin>", limit), "<stdin>"
     else:
         source = Path(file)
         if not source.is_file():
             raise CuratorError(f"{file}: no such file", file=file)
-        try:
-            text = source.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
-            raise CuratorError(f"{file}: not UTF-8 text") from None
+        with source.open("rb") as stream:
+            text = checking.read_limited(stream, file, limit)
         origin = file
-    report.submitted(
-        submit_mod.submit(Context.build(root, None, seams), text, origin, agent or _agent(seams), with_check),
-        as_json,
-    )
+    report.submitted(submit_mod.submit(ctx, text, origin, agent or _agent(seams), with_check), as_json)
+
+
+def _stdin() -> BinaryIO:
+    """Standard input as bytes (a test's or a wrapper's text stream is encoded as it is read)."""
+    binary = getattr(sys.stdin, "buffer", None)
+    return binary if binary is not None else io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))
 
 
 @cli.command()

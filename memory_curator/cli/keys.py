@@ -20,6 +20,8 @@ import tty
 from collections.abc import Callable, Iterator
 from typing import IO, Protocol
 
+from memory_curator.core.names import printable
+
 # the escape sequences of the keys that scroll the note pane, by the name `review` uses
 SEQUENCES = {
     b"\x1b[A": "up",
@@ -155,7 +157,8 @@ def _char(first: bytes, more: Callable[[], bytes]) -> str:
 
 
 def _prompt(prompt: str, default: str | None) -> str:
-    return f"{prompt} [{default}]: " if default else f"{prompt}: "
+    """The question and its default (a note's path, a surface: the vault's text), escaped."""
+    return printable(f"{prompt} [{default}]: " if default else f"{prompt}: ")
 
 
 def for_stdin() -> Keys:

@@ -25,6 +25,7 @@ from memory_curator.commands import status as status_mod
 from memory_curator.commands import submit as submit_mod
 from memory_curator.commands.context import Context
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.text import too_large
 from memory_curator.store.rules_file import DEFAULT_RULES, vault_rules_file
 
 T = TypeVar("T")
@@ -95,7 +96,7 @@ def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
     ) -> Submitted:
         """Hand in one candidate: validated, then written atomically into _inbox/<agent>/ (never
         anywhere else). Returns its inbox path and the verdict it would get now."""
-        return _guard(lambda: _submit(ctx, _text(markdown, fields, body), who(agent)))
+        return _guard(lambda: _submit(ctx, _text(ctx, markdown, fields, body), who(agent)))
 
     @server.tool(description=CHECK_HELP)
     def check_candidate(
@@ -104,7 +105,7 @@ def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
         """The verdict a candidate would get now, without writing anything: the criteria, the
         note with its key and the nearest notes it was compared with, and what to add to be
         promoted."""
-        text = _text(markdown, fields, body)
+        text = _text(ctx, markdown, fields, body)
         return _guard(lambda: checking.check_text(ctx, text, ORIGIN, agent=who(agent), with_context=True))  # type: ignore[return-value]
 
     @server.tool()
@@ -157,15 +158,17 @@ def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
     return server
 
 
-def _text(markdown: str | None, fields: dict[str, Any] | None, body: str) -> str:
+def _text(ctx: Context, markdown: str | None, fields: dict[str, Any] | None, body: str) -> str:
     """The candidate as note text (markdown as given, or fields + body as a JSON payload),
-    refused before any work when it is too big."""
+    refused before any work when it is too big: the lower of the transport's cap and the
+    rules' `max_candidate_bytes` wins (docs/mcp.md)."""
     if (markdown is None) == (fields is None):
         raise ToolError(f"give the candidate as markdown, or as fields and body. {' '.join(CANDIDATE_FORMAT.split())}")
     text = markdown if markdown is not None else json.dumps({"frontmatter": fields, "body": body})
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > agent_mod.NOTE_MAX_BYTES:
-        raise ToolError(f"{ORIGIN}: {size} bytes, over the {agent_mod.NOTE_MAX_BYTES // 1024} KiB of a candidate")
+    limit = min(agent_mod.NOTE_MAX_BYTES, ctx.rules.settings.max_candidate_bytes)
+    big = too_large(len(text.encode("utf-8", "surrogatepass")), limit)
+    if big:
+        raise ToolError(f"{ORIGIN}: {big}; nothing written")
     return text
 
 
@@ -191,7 +194,7 @@ def _sweep(ctx: Context, agent: str) -> dict[str, Any]:
 def _status(ctx: Context) -> dict[str, Any]:
     from memory_curator.judge import client
 
-    data = status_mod.gather(ctx)
+    data = status_mod.gather(ctx, for_agent=True)
     try:
         settings = client.resolve_settings(ctx.rules.settings.judge, (), ctx.env)
         data["judge"] = "on" if settings.enabled and ctx.env.get(client.KEY_ENV, "").strip() else "off"

@@ -25,7 +25,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from memory_curator.core.names import INBOX, printable
+from memory_curator.core.names import INBOX, printable, printable_block
 from memory_curator.core.result import SweepResult
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
@@ -40,12 +40,18 @@ if TYPE_CHECKING:  # commands' modules are imported by the commands that use the
 STYLE = {"promote": "green", "patch": "cyan", "drop": "red", "needs_review": "yellow"}
 
 
+def make_console(stderr: bool = False, soft_wrap: bool = False, highlight: bool = True) -> Console:
+    """The one place a Console is built (tests/test_shown.py holds it to that): rich's emoji codes
+    off, so an agent's `:warning:` stays the text it wrote."""
+    return Console(stderr=stderr, soft_wrap=soft_wrap, highlight=highlight, emoji=False)
+
+
 def stdout() -> Console:
-    return Console(soft_wrap=True)
+    return make_console(soft_wrap=True)
 
 
 def stderr() -> Console:
-    return Console(stderr=True, soft_wrap=True)
+    return make_console(stderr=True, soft_wrap=True)
 
 
 # What JSON leaves raw with ensure_ascii=False and a terminal must not get: C1 controls, line and
@@ -54,10 +60,22 @@ _RAW_IN_JSON = re.compile("[\x80-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud80
 
 
 def shown(text: object) -> str:
-    """Any text from a file, a name or an error, for rich output: what could act on the terminal
-    (an escape sequence, a newline, bytes that are not UTF-8) escaped by `vault.printable`, and
-    rich's markup escaped. The one way report prints a name."""
+    """Any one-line text from a file, a name, a reason or an error, for rich output: what could
+    act on the terminal (an escape sequence, a newline, bytes that are not UTF-8) escaped by
+    `names.printable`, and rich's markup escaped. The one way report prints a name."""
     return escape(printable(str(text)))
+
+
+def shown_block(text: object, style: str = "") -> Text:
+    """`shown` for text that keeps its lines (a body, a value), through `names.printable_block`:
+    a Text, never parsed as markup, so it stands alone (a cell, a panel's body) exactly as written."""
+    return Text(printable_block(str(text)), style=style)
+
+
+def diff_view(diff: str) -> Syntax:
+    """A diff, coloured as one: its text (an agent's values) through `printable_block` first, as
+    Syntax shows text as it is (no markup to escape)."""
+    return Syntax(printable_block(diff.rstrip("\n")), "diff", theme="ansi_dark", word_wrap=True)
 
 
 def json_text(data: Any, indent: int | None = None) -> str:
@@ -110,7 +128,7 @@ def error_object(code: int, message: str, file: str | None) -> None:
 def sweep(result: SweepResult, as_json: bool) -> None:
     _sweep(result, as_json)
     for problem in (result.judge or {}).get("problems", []):  # one line per failed judge request
-        error_line(f"memory-curator: {problem}")
+        error_line(f"memory-curator: {printable(str(problem))}")
 
 
 def idle(why: str, as_json: bool) -> None:
@@ -119,7 +137,7 @@ def idle(why: str, as_json: bool) -> None:
     if as_json:
         emit_json({"agents": [], **SweepResult("", ()).totals(), "idle": why})
     else:
-        lines([why])
+        lines([printable(why)])
 
 
 def _sweep(result: SweepResult, as_json: bool) -> None:
@@ -144,7 +162,7 @@ def _sweep(result: SweepResult, as_json: bool) -> None:
     _diffs(console, result)
     for agent in result.agents:
         for skip in agent.skipped:
-            if skip.waiting is None:  # waiting items are summed up in one line below
+            if skip.waiting in (None, "too-large"):  # the others are summed up in one line below
                 console.print(f"[dim]skipped {shown(skip.inbox_path)}: {shown(skip.reason)}[/]")
     totals = result.totals()
     prefix = "dry run (nothing written): " if result.dry_run else ""
@@ -164,13 +182,15 @@ JUDGE_HINT = "set ANTHROPIC_API_KEY to let the judge settle what the rules canno
 def waiting_line(waiting: Mapping[str, int], judge_ready: bool) -> str | None:
     """One line for everything that waits for a person, instead of one line per item; the items
     `undo` put back (never flagged) are named as such."""
-    total = waiting.get("flagged", 0) + waiting.get("held", 0)
+    total = sum(waiting.values())
     if not total:
         return None
-    held = waiting.get("held", 0)
+    held, large = waiting.get("held", 0), waiting.get("too-large", 0)
     line = f"{total} wait for review: `memory-curator review`"
-    if held:
-        line += f" ({held} put back by undo)"
+    said = [f"{held} put back by undo"] if held else []
+    said += [f"{large} too large to read"] if large else []
+    if said:
+        line += f" ({', '.join(said)})"
     return line + ("" if judge_ready else f"; {JUDGE_HINT}")
 
 
@@ -179,7 +199,7 @@ def _diffs(console: Console, result: SweepResult) -> None:
     for agent in result.agents:
         for action in agent.actions:
             if action.diff:
-                console.print(Syntax(action.diff.rstrip("\n"), "diff", theme="ansi_dark", word_wrap=True))
+                console.print(diff_view(action.diff))
 
 
 def check(data: Mapping[str, Any], as_json: bool) -> None:
@@ -190,7 +210,7 @@ def check(data: Mapping[str, Any], as_json: bool) -> None:
     verdict = str(data["verdict"])
     console.print(f"[{STYLE.get(verdict, 'white')}]{verdict}[/]: {shown(str(data['reason']))}")
     if data.get("target_path"):
-        console.print(f"target: {data['target_path']}")
+        console.print(f"target: {shown(data['target_path'])}")
     table = criteria_table(data.get("criteria") or {})
     if table.row_count:
         console.print(table)
@@ -201,18 +221,18 @@ def check(data: Mapping[str, Any], as_json: bool) -> None:
 def criteria_table(criteria: Mapping[str, bool | None]) -> Table:
     table = Table("criterion", "value", show_edge=False)
     for name, value in criteria.items():
-        table.add_row(name, {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]undecided[/]"}[value])
+        table.add_row(shown(name), {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]undecided[/]"}[value])
     return table
 
 
 def rules_summary(rules: Rules) -> None:
     console = stdout()
-    console.print(f"{rules.path}: valid")
-    console.print("surfaces: " + ", ".join(f"{s.name} ({s.path})" for s in rules.surfaces))
-    console.print("criteria: " + ", ".join(c.name for c in rules.criteria))
+    console.print(f"{shown(rules.path)}: valid")
+    console.print("surfaces: " + ", ".join(f"{shown(s.name)} ({shown(s.path)})" for s in rules.surfaces))
+    console.print("criteria: " + ", ".join(shown(c.name) for c in rules.criteria))
     for rule in rules.drop_rules:
         how = "judge only" if rule.judge_only else (rule.when.text if rule.when else "")
-        console.print(f"drop {rule.id}: {shown(rule.reason)}  [dim]when {shown(how)}[/]")
+        console.print(f"drop {shown(rule.id)}: {shown(rule.reason)}  [dim]when {shown(how)}[/]")
 
 
 def rules_problems(problems: Iterable[Exception]) -> None:
@@ -308,11 +328,11 @@ def decision_log(entries: list[Any], as_json: bool) -> None:
         return
     for entry in entries:
         when = entry.time.strftime("%Y-%m-%d %H:%M") if entry.time else "?"
-        verdict = f"[{STYLE.get(entry.verdict, 'bold')}]{entry.verdict}[/]"
+        verdict = f"[{STYLE.get(entry.verdict, 'bold')}]{shown(entry.verdict)}[/]"
         state = "undone" if entry.undone_by else "" if entry.status == "done" else entry.status
-        state = f" [dim]({state})[/]" if state else ""
+        state = f" [dim]({shown(state)})[/]" if state else ""
         where = "" if entry.dest in (None, entry.inbox) else f" -> {shown(entry.dest)}"
-        why = f"[dim]{shown(entry.reason)} · {entry.run}[/]"
+        why = f"[dim]{shown(entry.reason)} · {shown(entry.run)}[/]"
         console.print(f"{when}  {verdict}{state}  {shown(entry.inbox or '')}{where}  {why}")
 
 
@@ -326,6 +346,8 @@ def status(data: Mapping[str, Any], as_json: bool) -> None:
     review = data["needs_review"]
     oldest = f" (oldest {shown(review['oldest_path'])}, {review['oldest_age_hours']} h)" if review["count"] else ""
     console.print(f"[yellow]waiting for a person:[/] {review['count']}{oldest}")
+    for big in review.get("too_large", []):
+        console.print(f"  {shown(big['path'])}: {shown(big['reason'])} (never read; split it or move it by hand)")
     if data["contradictions"]:
         console.print(f"[red]contradictions flagged:[/] {', '.join(shown(p) for p in data['contradictions'])}")
     drops = data["drops_7d"]
@@ -363,8 +385,10 @@ def _sweeps_table(runs: list[Mapping[str, Any]]) -> Table:
         judge = run.get("judge") or {}
         tokens = (judge.get("input_tokens") or 0) + (judge.get("output_tokens") or 0)
         started = str(run.get("started") or "?")[:16].replace("T", " ") + (" (undone)" if run.get("undone") else "")
-        counts = [str(run.get(k) or 0) for k in ("processed", "promoted", "patched", "dropped", "needs_review")]
-        table.add_row(started, *counts, str(run.get("errors") or 0), str(run.get("seconds")), f"{tokens} tok")
+        counts = [shown(run.get(k) or 0) for k in ("processed", "promoted", "patched", "dropped", "needs_review")]
+        table.add_row(
+            shown(started), *counts, shown(run.get("errors") or 0), shown(run.get("seconds")), f"{tokens} tok"
+        )
     return table
 
 
@@ -397,7 +421,7 @@ def _index_line(index: Mapping[str, Any] | None) -> str:
     size = (index.get("bytes") or 0) / 1_000_000
     age = age_text(index.get("age_seconds"))
     problems = f", {index['problems']} read by body only (index stats)" if index.get("problems") else ""
-    return f"index: {index.get('notes')} notes{problems}, {size:.1f} MB, refreshed {age} ago"
+    return f"index: {shown(index.get('notes'))} notes{problems}, {size:.1f} MB, refreshed {age} ago"
 
 
 def _schedule_line(schedule: Mapping[str, Any]) -> str:
@@ -407,13 +431,13 @@ def _schedule_line(schedule: Mapping[str, Any]) -> str:
         return "schedule: not installed (memory-curator schedule install)"
     jobs = ", ".join(_job_text(j, j.get("loaded") is not True) for j in schedule["jobs"])
     last = schedule.get("last_run")
-    tail = f"; last run {last['time']}: {shown(str(last['summary']))}" if last else "; no run logged yet"
+    tail = f"; last run {shown(last['time'])}: {shown(last['summary'])}" if last else "; no run logged yet"
     return f"schedule: {jobs}{tail}"
 
 
 def _job_text(job: Mapping[str, Any], said: bool) -> str:
     """`systemd every 15 min`, with what the scheduler says of it (`: disabled, inactive`) when `said`."""
-    text = f"{job['platform']} every {age_text(job['every_seconds'])}"
+    text = f"{shown(job['platform'])} every {age_text(job['every_seconds'])}"
     if said and job.get("state"):
         text += f": {shown(job['state'])}"
     return text + (f"; last ran {shown(job['last_ran'])}" if said and job.get("last_ran") else "")
@@ -429,14 +453,16 @@ def schedule_status(data: Mapping[str, Any], as_json: bool) -> None:
         why = "; ".join(str(r) for r in data["available"].values() if r)
         choice = data.get("choice")
         out.append(
-            f"not installed; `memory-curator schedule install` would use {choice}"
+            f"not installed; `memory-curator schedule install` would use {shown(choice)}"
             if choice
             else f"not installed; no scheduler works here ({shown(why)}): keep `memory-curator watch` running"
         )
     last = data.get("last_run")
     if last:
-        out.append(f"last logged sweep {last['time']}: {shown(str(last['summary']))}")
-    lines(out)
+        out.append(f"last logged sweep {shown(last['time'])}: {shown(last['summary'])}")
+    console = stdout()
+    for line in out:  # markup: each text escapes what it quotes (`shown`)
+        console.print(line, highlight=False)
 
 
 def age_text(seconds: float | None) -> str:
@@ -453,13 +479,13 @@ def age_text(seconds: float | None) -> str:
 
 
 def initialised(result: Initialised) -> None:
-    out = [f"{'wrote' if result.wrote_rules else 'kept existing'} {result.rules_path}"]
-    out += [f"created {name}/" for name in result.created]
-    vault = shlex.quote(str(result.root))
+    out = [f"{'wrote' if result.wrote_rules else 'kept existing'} {printable(str(result.rules_path))}"]
+    out += [f"created {printable(name)}/" for name in result.created]
+    vault = shlex.quote(printable(str(result.root)))
     lines(
         [
             *out,
-            f"vault ready: {result.root}",
+            f"vault ready: {printable(str(result.root))}",
             "",
             "next:",
             f"  memory-curator submit --vault {vault} --agent me note.md  # hand in a candidate note",
@@ -477,15 +503,15 @@ def schedule_plan(plan: schedule.JobPlan) -> None:
     from memory_curator.commands.schedule import marker
 
     if plan.unavailable:  # no scheduler works here: say so, then a unit that keeps `watch` running
-        lines([plan.unavailable, *plan.fallback])
+        lines([printable(plan.unavailable), *map(printable_block, plan.fallback)])
         return
-    out = ["$ " + shlex.join(step.argv) for step in plan.before]
+    out = [printable("$ " + shlex.join(step.argv)) for step in plan.before]
     for path, data in plan.files:
-        out += [f"# {path}", data.decode().rstrip("\n"), ""]
-    out += ["$ " + shlex.join(step.argv) for step in plan.after]
+        out += [printable(f"# {path}"), printable_block(data.decode(errors="replace").rstrip("\n")), ""]
+    out += [printable("$ " + shlex.join(step.argv)) for step in plan.after]
     if plan.cron_line:
-        out += [f"# crontab line (replaces the line ending in '{marker(plan.job_id)}'):", plan.cron_line]
-    lines(out + [f"note: {n}" for n in plan.notes])
+        out += [f"# crontab line (replaces the line ending in '{marker(plan.job_id)}'):", printable(plan.cron_line)]
+    lines(out + [printable(f"note: {n}") for n in plan.notes])
 
 
 _DID = {"wrote": "wrote {}", "removed": "removed {}", "ran": "ran {}", "crontab": "crontab: {}"}
@@ -497,11 +523,11 @@ def schedule_applied(done: Iterable[schedule.Applied], nothing: str | None = Non
     for applied in done:
         for kind, what in applied.events:
             if kind == "uncrontab":
-                out.append(f"crontab: removed the line ending in '{what}'")
+                out.append(printable(f"crontab: removed the line ending in '{what}'"))
             else:
-                out.append(_DID[kind].format(what))
-        out += [f"note: {n}" for n in applied.notes]
-    lines(out or ([nothing] if nothing else []))
+                out.append(printable(_DID[kind].format(what)))
+        out += [printable(f"note: {n}") for n in applied.notes]
+    lines(out or ([printable(nothing)] if nothing else []))
 
 
 def doctor(findings: list[Finding], as_json: bool) -> None:
@@ -512,8 +538,10 @@ def doctor(findings: list[Finding], as_json: bool) -> None:
 
 
 def finding_line(finding: Finding) -> str:
+    """One plain line (no markup): what a finding quotes (a note's name, an error) escaped."""
     tag = {"ok": "ok", "warn": "warn", "problem": "PROBLEM"}[finding.level]
-    return f"{tag:<8}{finding.topic}: {finding.message}" + (f" — fix: {finding.fix}" if finding.fix else "")
+    line = f"{tag:<8}{finding.topic}: {finding.message}" + (f" — fix: {finding.fix}" if finding.fix else "")
+    return printable(line)
 
 
 def query(data: Mapping[str, Any], as_json: bool) -> None:
@@ -521,7 +549,7 @@ def query(data: Mapping[str, Any], as_json: bool) -> None:
         emit("query", dict(data))
         return
     if not data["results"]:
-        lines([f"no note matches {data['kind']} {data['query']!r}"])
+        lines([printable(f"no note matches {data['kind']} {data['query']!r}")])
         return
     out = []
     for row in data["results"]:
@@ -562,7 +590,7 @@ def index_stats(data: Mapping[str, Any], as_json: bool) -> None:
     if as_json:
         emit("index stats", dict(data))
         return
-    surfaces = ", ".join(f"{name} {count}" for name, count in data["surfaces"].items())
+    surfaces = ", ".join(f"{name} {count}" for name, count in data["surfaces"].items())  # escaped below
     out = [
         f"index: {data['path']} (schema {data['schema']}, {data['bytes'] / 1e6:.1f} MB)",
         f"notes: {data['notes']} ({surfaces}); {data['terms']} distinct words",
@@ -572,8 +600,8 @@ def index_stats(data: Mapping[str, Any], as_json: bool) -> None:
     if vectors:
         model = f", model {vectors['model']}" if vectors.get("model") else ""
         out.append(f"semantic vectors: {vectors['count']} ({vectors['bytes'] / 1e6:.1f} MB{model})")
-    out += [printable(f"read by body only: {p['path']}: {p['problem']}") for p in data["problems"]]
-    lines(out)
+    out += [f"read by body only: {p['path']}: {p['problem']}" for p in data["problems"]]
+    lines(map(printable, out))  # the index's values: a note's name, a surface, a model
 
 
 def review_tally(tally: Tally) -> None:

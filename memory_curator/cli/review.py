@@ -19,12 +19,10 @@ from dataclasses import dataclass, field
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress
-from rich.syntax import Syntax
 
 from memory_curator.cli.keys import Keys
-from memory_curator.cli.render import STYLE, shown
+from memory_curator.cli.render import STYLE, diff_view, make_console, shown
 from memory_curator.cli.review_screen import SETTLE_KEYS, choices, details, header, screen
 from memory_curator.commands.desk import Choice, Desk, Done, Preview
 from memory_curator.commands.review import (
@@ -108,7 +106,7 @@ def review(
     flags = flag_reasons(desk)
     items = queue(desk, agents, only, reason, flags)
     if not items:
-        console.print("nothing waits for review" + (f" with the reason {reason}" if reason else ""))
+        console.print("nothing waits for review" + (f" with the reason {shown(reason)}" if reason else ""))
         return Tally()
     session = _Session(desk, console, keys, desk.querier(), flags, list(items), len(items))
     while session.pending:
@@ -128,11 +126,15 @@ def review(
 def _one(session: _Session, item: InboxItem) -> str:
     """Show one item and act on keys until it is decided, skipped, or the session ends."""
     desk, console = session.desk, session.console
+    if item.too_large:  # never read: nothing to show or decide here
+        console.print(f"{shown(item.rel)}: {shown(item.too_large)} (never read; split it or move it by hand)")
+        session.skipped += 1
+        return "skip"
     while True:
         try:
             _, candidate = desk.read(str(desk.root / item.rel))
         except CuratorError as exc:  # gone (a sweep or another person took it), or unreadable
-            console.print(f"[dim]skipped: {escape(str(exc))}[/]")
+            console.print(f"[dim]skipped: {shown(exc)}[/]")
             session.gone += 1
             return "gone"
         view = evaluate(desk, session.querier, candidate)
@@ -168,16 +170,16 @@ def _decide(
     if key == "a" and others:
         return _bulk(session, item, view, others)
     if key not in KEYS and not (key in SETTLE_KEYS and view.side and view.side.differs):
-        session.last = f"[dim]no choice on {escape(repr(key))}; the keys are listed at the bottom[/]"
+        session.last = f"[dim]no choice on {shown(repr(key))}; the keys are listed at the bottom[/]"
         console.print(session.last)
         return None
     try:
         done = act(session.desk, key, candidate, view, session.keys, console)
     except Declined as exc:
-        console.print(escape(str(exc)))
+        console.print(shown(exc))
         return None
     except CuratorError as exc:
-        console.print(f"[red]not done:[/] {escape(str(exc))}")
+        console.print(f"[red]not done:[/] {shown(exc)}")
         _pause(session)
         return None
     if done is None:
@@ -211,7 +213,7 @@ def _settle(desk: Desk, rel: str, note: str, how: Settle, keys: Keys, console: C
     preview = desk.preview(rel, note, how)
     mine = " (your note)" if preview.persons else ""
     console.print(f"{SETTLE_KEYS[_key_of(how)][1]}: {shown(preview.target)}{mine} would change:")
-    console.print(Syntax(preview.diff, "diff", theme="ansi_dark", word_wrap=True))
+    console.print(diff_view(preview.diff))
     if not _yes(keys, console, "Write this? y = yes, any other key = no"):
         console.print("left as it was")
         return None
@@ -227,7 +229,7 @@ def _bulk(session: _Session, item: InboxItem, view: View, others: list[InboxItem
     console, keys, desk = session.console, session.keys, session.desk
     flag = flag_of(item, session.flags)
     where = f", about {shown(flag.target)}" if flag.target and flag.code in ABOUT_A_NOTE else ""
-    console.print(f"this item and the {len(others)} others like it ({shown(item.agent)}, {flag.code}{where}):")
+    console.print(f"this item and the {len(others)} others like it ({shown(item.agent)}, {shown(flag.code)}{where}):")
     console.print(
         "[b]p[/] promote  [b]o[/] as another surface  [b]m[/] merge into a note  [b]d[/] drop  any other key: back"
     )
@@ -244,7 +246,7 @@ def _bulk(session: _Session, item: InboxItem, view: View, others: list[InboxItem
         with bulk_progress(len(rels)) as tick:
             result = desk.bulk([str(desk.root / r) for r in rels], choice, tick)
     except CuratorError as exc:
-        console.print(f"[red]not done:[/] {escape(str(exc))}")
+        console.print(f"[red]not done:[/] {shown(exc)}")
         return None
     session.done.extend(result.done)
     session.runs.append(result.run_id)
@@ -255,9 +257,9 @@ def _bulk(session: _Session, item: InboxItem, view: View, others: list[InboxItem
         f"(`memory-curator undo {result.run_id}` takes all of them back)"
     )
     console.print(session.last)
-    session.last = f"[dim]done:[/] {escape(session.last)}"
+    session.last = f"[dim]done:[/] {shown(session.last)}"
     for rel, why in result.refused:
-        console.print(f"[red]not done:[/] {shown(rel)}: {escape(why)}")
+        console.print(f"[red]not done:[/] {shown(rel)}: {shown(why)}")
     if result.refused:
         with contextlib.suppress(_EndOfInput):  # the choice is applied: the next key ends the session
             _pause(session)
@@ -286,7 +288,7 @@ def bulk_progress(total: int) -> Iterator[Callable[[], None]]:
     if total <= BULK_MIN_BAR or not sys.stderr.isatty():
         yield lambda: None
         return
-    with Progress(console=Console(stderr=True), transient=True) as bar:
+    with Progress(console=make_console(stderr=True), transient=True) as bar:
         task = bar.add_task("applying", total=total)
         yield lambda: bar.advance(task)
 
@@ -338,11 +340,11 @@ def asker(console: Console | None = None, keys: Keys | None = None) -> Callable[
     """Show a patch into the person's own note and ask for a second key (`keys`; without them,
     a prompt on stderr, as `resolve` asks). The diff and the question go to `console`
     (default: stderr, so `--json` stays clean)."""
-    out = console or Console(stderr=True)
+    out = console or make_console(stderr=True)
 
     def confirm(preview: Preview) -> bool:
         out.print(f"[yellow]{shown(preview.target)} is your note[/] (not the curator's); the patch would change:")
-        out.print(Syntax(preview.diff, "diff", theme="ansi_dark", word_wrap=True))
+        out.print(diff_view(preview.diff))
         if keys is not None:
             return _yes(keys, out, "Write this into your note? y = yes, any other key = no")
         answer = click.prompt(
@@ -362,4 +364,4 @@ def _edit(desk: Desk, item: InboxItem, console: Console) -> None:
     try:
         click.edit(filename=str(desk.root / item.rel))
     except click.ClickException as exc:
-        console.print(f"[red]editor failed:[/] {escape(exc.format_message())}")
+        console.print(f"[red]editor failed:[/] {shown(exc.format_message())}")

@@ -10,20 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console, Group, RenderableType
-from rich.markdown import Markdown
-from rich.markup import escape
 from rich.panel import Panel
 from rich.rule import Rule
-from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from memory_curator.cli.keys import Keys
-from memory_curator.cli.render import STYLE, age_text, criteria_table, shown
+from memory_curator.cli.render import STYLE, age_text, criteria_table, diff_view, shown, shown_block
 from memory_curator.commands.review import Flag, View
 from memory_curator.commands.status import InboxItem
 from memory_curator.core import candidate as cand
 from memory_curator.core import compose
 from memory_curator.core.merge import Settle
+from memory_curator.core.names import printable
 from memory_curator.core.notes import plain
 
 SETTLE_KEYS: dict[str, tuple[Settle, str]] = {
@@ -80,13 +79,13 @@ def header(item: InboxItem, view: View, flag: Flag, position: str, now: float) -
     waited = age_text(now - item.mtime)
     out: list[RenderableType] = [Rule(f"{position}  {shown(item.rel)}  ({shown(item.agent)}, waiting {waited})")]
     if item.uncertainty:
-        out.append(f"[yellow]curator uncertainty:[/] {escape(item.uncertainty)}  [dim]({flag.code})[/]")
+        out.append(f"[yellow]curator uncertainty:[/] {shown(item.uncertainty)}  [dim]({shown(flag.code)})[/]")
     elif item.held:
         out.append("[yellow]held for review[/] (put back by undo)")
     decision = view.decision
     style = STYLE.get(decision.verdict, "white")
     target = f" -> {shown(decision.target)}" if decision.target else ""
-    out.append(f"if swept now: [{style}]{decision.verdict}[/]{target} — {escape(decision.reason)}")
+    out.append(f"if swept now: [{style}]{decision.verdict}[/]{target} — {shown(decision.reason)}")
     return out
 
 
@@ -111,12 +110,12 @@ def details(candidate: cand.Candidate, view: View) -> list[RenderableType]:
     if decision.criteria:
         out.append(criteria_table(decision.criteria))
     if view.neighbours:
-        near = ", ".join(f"{escape(n.path)} ({n.score:.2f})" for n in view.neighbours)
+        near = ", ".join(f"{shown(n.path)} ({n.score:.2f})" for n in view.neighbours)
         out.append(f"nearest notes: {near}")
     if view.diff and not (view.side and view.side.differs):
         mine = " (your note: m asks you to confirm)" if view.persons else ""
-        out.append(f"a patch into {escape(view.patch_target or '')}{mine} would change:")
-        out.append(Syntax(view.diff, "diff", theme="ansi_dark", word_wrap=True))
+        out.append(f"a patch into {shown(view.patch_target or '')}{mine} would change:")
+        out.append(diff_view(view.diff))
     return out
 
 
@@ -130,21 +129,24 @@ def _side_table(view: View) -> Table:
     table.add_column("the note", overflow="fold")
     table.add_column("this item", overflow="fold")
     for name, theirs, ours in side.rows:
-        table.add_row(name, escape(theirs), escape(ours))
+        table.add_row(shown(name), shown_block(theirs), shown_block(ours))
     return table
 
 
 def _candidate_panel(candidate: cand.Candidate) -> Panel:
+    """The item as written: its keys and values, then its body as plain text (not Markdown,
+    whose links would hide where they point), all through the one sanitiser."""
     table = Table(show_header=False, show_edge=False, box=None)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in candidate.frontmatter.items():
-        table.add_row(escape(str(key)), escape(_value(plain(value))))
-    body = compose.strip_review_mark(candidate.note.body).strip() or "(empty body)"
-    parts: list[RenderableType] = [table, Rule(style="dim"), Markdown(body)] if table.row_count else [Markdown(body)]
+        table.add_row(shown(key), shown_block(_value(plain(value))))
+    body = shown_block(compose.strip_review_mark(candidate.note.body).strip() or "(empty body)")
+    parts: list[RenderableType] = [table, Rule(style="dim"), body] if table.row_count else [body]
     if candidate.note.problem:
-        parts.insert(0, f"[red]{escape(candidate.note.problem)}[/]")
-    return Panel(Group(*parts), title=shown(Path(candidate.inbox_path).name), title_align="left")
+        parts.insert(0, shown_block(candidate.note.problem, style="red"))
+    name = Text(printable(Path(candidate.inbox_path).name))  # a Panel reads a str title with emoji codes on
+    return Panel(Group(*parts), title=name, title_align="left")
 
 
 def _value(value: object) -> str:

@@ -11,6 +11,7 @@ from memory_curator.commands.context import Context
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import DROPPED, INBOX, printable
 from memory_curator.core.notes import parse, plain
+from memory_curator.core.privacy import withheld
 from memory_curator.store.paths import safe_join
 
 NOTE_MAX_BYTES = 256 * 1024  # a note an agent reads or hands in; bigger is refused, not cut
@@ -41,6 +42,9 @@ def read_note(ctx: Context, path: str, include_dropped: bool = False) -> dict[st
         raise CuratorError(f"{printable(path)}: {size} bytes, over the {NOTE_MAX_BYTES // 1024} KiB a read returns")
     text = full.read_bytes().decode("utf-8", errors="replace")
     note = parse(text)
+    private = withheld(note, ctx.rules.settings.privacy_tags, dropped)
+    if private:
+        raise CuratorError(f"{printable(path)}: {private}")
     return {"path": rel, "frontmatter": plain(note.frontmatter), "body": note.body, "problem": note.problem}
 
 
@@ -61,15 +65,18 @@ def search(
     if not 1 <= limit <= SEARCH_MAX:
         raise CuratorError(f"limit {limit}: between 1 and {SEARCH_MAX}")
     querier = index.open_querier(ctx.root, ctx.rules, ctx.state, ctx.clock, ctx.env)
-    answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit)
-    for row in answer["results"][:limit]:
-        row["snippet"] = _snippet(querier, row["path"])
-    answer["results"] = answer["results"][:limit]
+    answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit + SEARCH_MAX)
+    served = []
+    for row in answer["results"]:
+        note = querier.note_at(row["path"])
+        if note is not None and withheld(note.note, ctx.rules.settings.privacy_tags):
+            continue  # a private note is not even named
+        served.append({**row, "snippet": _snippet(note)})
+    answer["results"] = served[:limit]
     return answer
 
 
-def _snippet(querier: Any, path: str) -> str:
-    note = querier.note_at(path)
+def _snippet(note: Any) -> str:
     if note is None:
         return ""
     flat = " ".join(note.note.body.split())

@@ -3,9 +3,12 @@ the vault is written; the vault's index (state directory) is refreshed like a sw
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
@@ -15,7 +18,9 @@ from memory_curator.core.facts import Facts, gather_facts
 from memory_curator.core.names import INBOX, ROOT_AGENT
 from memory_curator.core.notes import render
 from memory_curator.core.rules import Rules
+from memory_curator.core.text import too_large
 from memory_curator.index.store import IndexUnavailable
+from memory_curator.store.paths import oversize, read_capped
 
 
 def payload_text(text: str, origin: str) -> str:
@@ -34,6 +39,26 @@ def payload_text(text: str, origin: str) -> str:
         raise CuratorError(f"{origin}: the JSON payload cannot be written as a note: {type(exc).__name__}") from None
 
 
+def read_limited(stream: BinaryIO, origin: str, limit: int) -> str:
+    """A candidate handed to `check` or `submit` (a file or stdin), read no further than the
+    rules' `max_candidate_bytes`: a larger one is refused in one line, before any work."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        size = os.fstat(stream.fileno()).st_size if _is_file(stream) else limit + 1
+        raise CuratorError(f"{origin}: {too_large(max(size, limit + 1), limit)}; nothing done")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CuratorError(f"{origin}: not UTF-8 text") from None
+
+
+def _is_file(stream: BinaryIO) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+
+
 def check_file(ctx: Context, path: Path, with_explanation: bool = False) -> dict[str, Any]:
     try:
         rel = path.resolve().relative_to(ctx.root.resolve()).as_posix()
@@ -43,10 +68,14 @@ def check_file(ctx: Context, path: Path, with_explanation: bool = False) -> dict
     agent = ROOT_AGENT
     if len(parts) == 3 and parts[0] == INBOX:
         agent = parts[1]
+    limit = ctx.rules.settings.max_candidate_bytes
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
+        raw = read_capped(path, limit)
     except OSError as exc:
         raise CuratorError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    if raw is None:
+        raise CuratorError(f"{path}: {oversize(path, limit)}; nothing done")
+    text = raw.decode("utf-8", errors="replace")
     return check_text(ctx, text, rel, with_explanation, agent)
 
 

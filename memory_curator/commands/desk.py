@@ -34,7 +34,7 @@ from memory_curator.index.file_querier import FileQuerier
 from memory_curator.store import recovery, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import relpath, safe_join
+from memory_curator.store.paths import oversize, read_capped, relpath, safe_join
 from memory_curator.store.state import sweep_lock
 
 PERSON_RULE = "by-person"  # the `rule` a person's drop is journalled under
@@ -167,13 +167,19 @@ class Desk:
         return self.ctx.querier(self.ctx, self.rules)
 
     def read(self, rel: str) -> tuple[bytes, cand.Candidate]:
+        """The item as a person decides it: what they promote or patch is theirs to approve, so
+        privacy content they let out carries `user_approved: true` (`compose.approval`)."""
         rel, agent = inbox_item(self.root, rel)
-        raw = safe_join(self.root, rel).read_bytes()
+        path = safe_join(self.root, rel)
+        limit = self.rules.settings.max_candidate_bytes
+        raw = read_capped(path, limit)
+        if raw is None:
+            raise CuratorError(f"{rel}: {oversize(path, limit)}; split it or move it by hand")
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:  # every action rewrites the text; this one has none to keep
             raise CuratorError(f"{rel}: not UTF-8 text; convert or move it by hand") from None
-        return raw, cand.build(raw, rel, agent, self.rules)
+        return raw, dataclasses.replace(cand.build(raw, rel, agent, self.rules), approved=True)
 
     def promote(self, rel: str, surface: str | None = None) -> Done:
         """Promote to the computed target, or to the surface the person picked."""
@@ -269,6 +275,8 @@ class Desk:
 
     def _one_of_bulk(self, run: sweep.Sweep, rel: str, choice: Choice) -> Done:
         verb, detail = choice
+        if verb != "drop" and self.read(rel)[1].privacy:
+            raise CuratorError(f"{rel}: private content is approved one item at a time, never in bulk")
         if verb == "promote":
             return self._promote(run, rel, detail)
         if verb == "patch":

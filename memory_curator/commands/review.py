@@ -107,7 +107,7 @@ def queue(
     whose flag has that code (`core.reasons.CODES`)."""
     if reason is not None and reason not in CODES:
         raise CuratorError(f"unknown reason {reason!r} (one of: {', '.join(CODES)})")
-    items = scan_inbox(desk.root, desk.state)
+    items = scan_inbox(desk.root, desk.state, settings=desk.rules.settings)
     if only is not None:
         return [i for i in items if i.rel == only]
     waiting = [i for i in items if i.waiting_for_person and (agents is None or i.agent in agents)]

@@ -19,12 +19,13 @@ from memory_curator.commands.context import Context
 from memory_curator.commands.log import Entry, entries
 from memory_curator.core import compose
 from memory_curator.core.errors import CuratorError, RulesError
-from memory_curator.core.notes import content_hash, parse
-from memory_curator.core.rules import Rules
+from memory_curator.core.notes import all_tags, content_hash, parse
+from memory_curator.core.privacy import privacy_tags
+from memory_curator.core.rules import Rules, Settings
 from memory_curator.core.text import iso, parse_time
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores
-from memory_curator.store.paths import agent_dirs, list_candidates
+from memory_curator.store.paths import agent_dirs, list_candidates, oversize, read_capped
 from memory_curator.store.state import lock_holder, lock_is_free
 
 VERDICTS = ("promote", "patch", "drop", "needs_review")
@@ -43,18 +44,23 @@ class InboxItem:
     flagged: bool
     held: bool
     uncertainty: str | None
+    too_large: str | None = None  # `too large: 97.5 MiB > 1 MiB`: never read, never rewritten
+    private: bool = False  # it carries a privacy tag: its name is never told to an agent
 
     @property
     def waiting_for_person(self) -> bool:
-        return self.flagged or self.held
+        return self.flagged or self.held or self.too_large is not None
 
     @property
     def contradiction(self) -> bool:
         return "contradiction" in (self.uncertainty or "").lower()
 
 
-def scan_inbox(root: Path, state: Path, agent: str | None = None) -> list[InboxItem]:
-    """Every candidate file in the inbox (or one agent folder), oldest first."""
+def scan_inbox(root: Path, state: Path, agent: str | None = None, settings: Settings | None = None) -> list[InboxItem]:
+    """Every candidate file in the inbox (or one agent folder), oldest first; a file over the
+    rules' `max_candidate_bytes` is listed by its size and never read."""
+    settings = settings or Settings()
+    limit = settings.max_candidate_bytes
     held = stores.load_ledger(state)
     items = []
     for name, folder in agent_dirs(root):
@@ -62,17 +68,24 @@ def scan_inbox(root: Path, state: Path, agent: str | None = None) -> list[InboxI
             continue
         for found in list_candidates(folder, name, root):
             try:
-                raw, mtime = found.path.read_bytes(), found.path.stat().st_mtime
+                stat = found.path.stat()
+                raw = read_capped(found.path, limit) if stat.st_size <= limit else None
             except OSError:
+                continue
+            mtime = stat.st_mtime
+            if raw is None:
+                big = oversize(found.path, limit)
+                items.append(InboxItem(found.rel, name, mtime, False, False, big, too_large=big))
                 continue
             on_hold = held.get(found.rel) == content_hash(raw)
             try:  # one file that cannot be read as a note is still counted; it never stops `status`
                 note = parse(raw)
                 why = uncertainty(note.text)
                 flagged = compose.has_review_tag(note.frontmatter) or why is not None
+                private = bool(privacy_tags(all_tags(note), settings.privacy_tags))
             except Exception:
-                flagged, why = False, None
-            items.append(InboxItem(found.rel, name, mtime, flagged, on_hold, why))
+                flagged, why, private = False, None, False
+            items.append(InboxItem(found.rel, name, mtime, flagged, on_hold, why, private=private))
     return sorted(items, key=lambda i: (i.mtime, i.rel))
 
 
@@ -86,21 +99,23 @@ def uncertainty(text: str) -> str | None:
     return head if head and tail.endswith(")") and parse_time(tail[:-1]) else reason
 
 
-def gather(ctx: Context) -> dict[str, Any]:
-    """Everything `status` shows; ages, the 7-day drops and the days are counted from the clock."""
+def gather(ctx: Context, for_agent: bool = False) -> dict[str, Any]:
+    """Everything `status` shows; ages, the 7-day drops and the days are counted from the clock.
+    `for_agent` (MCP): no private item is named, so an agent learns nothing of one from status."""
     root, state, now = ctx.root, ctx.state, ctx.clock.now()
     journal = journal_mod.Journal(state / "journal.jsonl")
     records = list(journal.records())
     log = [e for e in entries(records) if e.undone_by is None and e.status in ("done", "recovered")]
-    items = scan_inbox(root, state)
     rules, rules_state = rules_summary(root)
+    items = scan_inbox(root, state, settings=rules.settings if rules else None)
+    named = [i for i in items if not i.private] if for_agent else items
     return {
         "vault": str(root),
         "state_dir": str(state),
         "inbox": inbox_summary(items),
-        "needs_review": review_summary(items, now),
+        "needs_review": review_summary(items, now, named),
         "drops_7d": drops(log, now),
-        "contradictions": contradictions(root, log, items),
+        "contradictions": contradictions(root, log, named),
         "last_sweeps": last_sweeps(records),
         "verdicts_per_day": per_day(log, now),
         "index": index_summary(root, state, now, rules),
@@ -165,12 +180,15 @@ def inbox_summary(items: list[InboxItem]) -> dict[str, Any]:
     return {"candidates": len(items), "agents": agents}
 
 
-def review_summary(items: list[InboxItem], now: dt.datetime) -> dict[str, Any]:
+def review_summary(items: list[InboxItem], now: dt.datetime, named: list[InboxItem] | None = None) -> dict[str, Any]:
+    """How many wait and since when; only the items in `named` (all, unless for an agent) are named."""
     waiting = [i for i in items if i.waiting_for_person]
     oldest = waiting[0] if waiting else None
+    shown = {i.rel for i in (items if named is None else named)}
     return {
         "count": len(waiting),
-        "oldest_path": oldest.rel if oldest else None,
+        "too_large": [{"path": i.rel, "reason": i.too_large} for i in waiting if i.too_large and i.rel in shown],
+        "oldest_path": (oldest.rel if oldest.rel in shown else "(a private item)") if oldest else None,
         "oldest_since": iso(dt.datetime.fromtimestamp(oldest.mtime, dt.UTC)) if oldest else None,
         "oldest_age_hours": round(max(0.0, now.timestamp() - oldest.mtime) / 3600, 1) if oldest else None,
     }

@@ -29,11 +29,20 @@ from memory_curator.core.plan import Plan, Step
 from memory_curator.core.reasons import reason_code
 from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.core.rules import JudgeSettings, Rules
+from memory_curator.core.text import TOO_LARGE, too_large
 from memory_curator.index.store import IndexUnavailable
 from memory_curator.store import recovery, stores, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import CandidateFile, list_candidates, relpath, safe_join, scope_agents
+from memory_curator.store.paths import (
+    CandidateFile,
+    list_candidates,
+    oversize,
+    read_capped,
+    relpath,
+    safe_join,
+    scope_agents,
+)
 from memory_curator.store.state import sweep_lock
 from memory_curator.store.writer import Files
 
@@ -260,6 +269,8 @@ def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
     note with its key (patch, contradiction and person's-note cases stay with the rules)."""
     if candidate.inbox_path in sweep.options.overdue or candidate.note.problem or not candidate.note.text.strip():
         return False
+    if candidate.privacy:  # private content never leaves the machine: a person decides it
+        return False
     try:
         facts, decision = _decide(sweep, candidate, None)
     except IndexUnavailable:
@@ -296,12 +307,17 @@ def _collect(sweep: Sweep, agent: str, folder: Path) -> tuple[list[cand.Candidat
 
 def _read(sweep: Sweep, item: CandidateFile) -> cand.Candidate | Skipped:
     """One inbox file: a candidate to settle, or why it waits."""
+    limit = sweep.rules.settings.max_candidate_bytes
     try:
         stat = item.path.stat()
-        raw = item.path.read_bytes()
+        if stat.st_size > limit:  # never read, never rewritten: it waits for a person as it is
+            return Skipped(item.rel, too_large(stat.st_size, limit) or TOO_LARGE, waiting="too-large")
+        raw = read_capped(item.path, limit)
         changed = _signature(stat) != _signature(item.path.stat())
     except OSError as exc:
         return Skipped(item.rel, f"cannot read: {exc.strerror}")
+    if raw is None:
+        return Skipped(item.rel, oversize(item.path, limit), waiting="too-large")
     if changed:
         return Skipped(item.rel, "still being written (it changed while it was read)")
     if sweep.reviewed.get(item.rel) == content_hash(raw):

@@ -19,7 +19,8 @@ from memory_curator.core.conditions import is_present
 from memory_curator.core.names import slugify
 from memory_curator.core.notes import Note, NotEditable, all_tags, content_hash, edit_frontmatter, parse
 from memory_curator.core.ownership import never_owned
-from memory_curator.core.rules import BOOKKEEPING, Rules, Surface
+from memory_curator.core.privacy import privacy_tags
+from memory_curator.core.rules import BOOKKEEPING, PERSON_ONLY, Rules, Surface
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 NEAR_MISS = 0.8  # difflib ratio from which an unknown key is named as a likely typo
@@ -37,6 +38,9 @@ class Candidate:
     missing: tuple[str, ...]
     raw: bytes = b""  # the file's bytes as read: what a drop keeps and a review appends to
     near_misses: tuple[tuple[str, str], ...] = ()  # (key as written, the field it is close to)
+    person_only: frozenset[str] = frozenset(PERSON_ONLY)  # its keys a person alone sets: claims, never read
+    privacy: tuple[str, ...] = ()  # its privacy tags (`Settings.privacy_tags`): only a person lets it out
+    approved: bool = False  # a person decided it in `review`/`resolve`: privacy content approved for sharing
 
     @property
     def frontmatter(self) -> Mapping[str, Any]:
@@ -60,7 +64,12 @@ def build(raw: bytes | str, inbox_path: str, agent: str, rules: Rules) -> Candid
         target, problem = target_path(surface, note.frontmatter)
     missing = tuple(f for f in surface.required if not is_present(note.frontmatter.get(f))) if surface else ()
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8")
-    return Candidate(inbox_path, agent, note, digest, surface, target, problem, missing, data, near)
+    settings = rules.settings
+    private = privacy_tags(all_tags(note), settings.privacy_tags)
+    person_only = frozenset(settings.person_only)
+    return Candidate(
+        inbox_path, agent, note, digest, surface, target, problem, missing, data, near, person_only, private
+    )
 
 
 def canonical_keys(note: Note, names: tuple[str, ...]) -> Note:
@@ -141,8 +150,10 @@ def placement_problem(candidate: Candidate, rules: Rules) -> str | None:
 
 def not_carried(candidate: Candidate) -> frozenset[str]:
     """The agent's bookkeeping keys its surface leaves out of a durable note (`model`,
-    `task_id`…): the candidate's original, kept in the content store, still holds them."""
-    return frozenset(candidate.surface.not_carried if candidate.surface else BOOKKEEPING)
+    `task_id`…), and the person-only keys it claims (`user_approved`): the candidate's
+    original, kept in the content store and its audit copy, still holds them."""
+    bookkeeping = candidate.surface.not_carried if candidate.surface else BOOKKEEPING
+    return frozenset(bookkeeping) | candidate.person_only
 
 
 def infer_surface(frontmatter: Mapping[str, Any], rules: Rules) -> Surface | None:

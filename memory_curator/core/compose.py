@@ -16,6 +16,7 @@ from memory_curator.core.conditions import is_present
 from memory_curator.core.names import printable, slugify
 from memory_curator.core.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
 from memory_curator.core.ownership import claims
+from memory_curator.core.privacy import APPROVAL
 from memory_curator.core.text import iso, split_list
 
 REVIEW_TAG = "needs-review"
@@ -62,6 +63,7 @@ def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
         aliases = _aliases(data, candidate.target)
         if aliases is not None:
             data["aliases"] = CommentedSeq(aliases)
+        data.update(approval(candidate))
         data["curated_from"] = CommentedSeq([CommentedMap(provenance(candidate, now))])
 
     try:
@@ -72,8 +74,15 @@ def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
         fm.update({"tags": tags} if tags else {})
         aliases = _aliases(fm, candidate.target)
         fm.update({"aliases": aliases} if aliases is not None else {})
+        fm.update(approval(candidate))
         fm["curated_from"] = [provenance(candidate, now)]
         return render(fm, strip_review_mark(candidate.note.body), candidate.note.newline)
+
+
+def approval(candidate: Candidate) -> dict[str, bool]:
+    """`user_approved: true` on privacy content a person promoted in `review`/`resolve`: the one
+    way the field reaches a note (an agent's own `user_approved` is never carried)."""
+    return {APPROVAL: True} if candidate.approved and candidate.privacy else {}
 
 
 def _aliases(data: Mapping[str, Any], target: str | None) -> list[Any] | None:

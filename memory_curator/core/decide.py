@@ -50,8 +50,9 @@ class Decision:
 def subject_of(candidate: Candidate, facts: Facts, settings: Settings | None = None) -> Subject:
     """What the conditions see. An inbox file's own `source_skill: human` / `author: user` is
     hidden: anything that arrives through `_inbox/` is agent-written (design §3); a placeholder
-    source is no source and a confidence word is its number (`evidence.as_read`)."""
-    hidden = claims(candidate.frontmatter)
+    source is no source and a confidence word is its number (`evidence.as_read`). The fields
+    only a person sets (`user_approved`…) are hidden the same way: an agent cannot approve itself."""
+    hidden = {*claims(candidate.frontmatter), *candidate.person_only}
     read = evidence.as_read(candidate.frontmatter, settings or Settings())
     fields: dict[str, Any] = {k: v for k, v in read.items() if k not in hidden}
     fields["body"] = candidate.note.body
@@ -69,6 +70,8 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
     dropped = _drop(candidate, rules, facts, subject, judge)
     if dropped is not None:
         return dropped
+    if candidate.privacy:
+        return Decision("needs_review", private_reason(candidate), surface, candidate.target)
     if candidate.surface is None:
         why = "; ".join(p for p in (placement_problem(candidate, rules), found_notes(facts)) if p)
         return Decision("needs_review", with_hints(why, candidate))
@@ -89,6 +92,15 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
         candidate.target,
         criteria=criteria,
     )
+
+
+PRIVATE = "private content"  # how a privacy reason begins (`reasons.reason_code` reads it)
+
+
+def private_reason(candidate: Candidate) -> str:
+    """Why a candidate with a privacy tag that no drop rule took waits: only a person approves it."""
+    tags = ", ".join(f"#{t}" for t in candidate.privacy)
+    return f"{PRIVATE} ({tags}): only a person may approve sharing it (`memory-curator review`)"
 
 
 def _drop(

@@ -18,7 +18,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from memory_curator.core.candidate import Candidate, not_carried
-from memory_curator.core.compose import provenance, strip_review_mark
+from memory_curator.core.compose import approval, provenance, strip_review_mark
 from memory_curator.core.notes import (
     Note,
     NotEditable,
@@ -31,6 +31,7 @@ from memory_curator.core.notes import (
     spelled,
 )
 from memory_curator.core.ownership import claims, marked_human
+from memory_curator.core.privacy import APPROVAL
 from memory_curator.core.text import parse_time, split_list
 
 SET_FIELDS = ("participants", "aliases", "roles")
@@ -303,6 +304,9 @@ class _Edit:
                 self.summary += [f"{SINGULAR[name]} {item}" for item in added]
         self._confidence(data)
         self._fill(data)
+        if approval(self.candidate) and data.get(APPROVAL) is not True:
+            data[APPROVAL] = True
+            self.summary.append("approved for sharing by a person")
         if body_appended:
             self.summary.append("update section appended")
         if self.summary and self.provenance:

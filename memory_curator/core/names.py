@@ -68,26 +68,42 @@ def check_component(value: str) -> str:
     return value
 
 
-# C0 and C1 controls (ESC starts a terminal escape sequence; 0x9b is CSI to some terminals), line and
-# paragraph separators, bidirectional overrides, and lone surrogates: the bytes of a name that is not UTF-8
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# What must never reach a terminal raw: C0 and C1 controls (ESC starts an escape sequence; 0x9b is
+# CSI to some terminals) and DEL, line and paragraph separators, the bidirectional marks, embeddings,
+# overrides and isolates (they reorder what is shown), and lone surrogates: a name's bytes that are
+# not UTF-8. One class for both forms: the block form lets newlines and tabs through.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+_LAYOUT = "\n\t"  # what a body or a diff keeps
+
+
 def printable(text: str) -> str:
-    """`text` as it may be shown anywhere (a terminal, a log, JSON, a note's provenance): a file
-    name can hold an escape sequence, a newline or bytes that are not UTF-8, and none of them may
-    reach a terminal raw. Each becomes a visible escape: `\\x1b`, `\\n`, `\\u202e`, and `\\xff`
-    for the byte a lone surrogate stands for. Other text is returned unchanged."""
+    """`text` on one line, as it may be shown anywhere (a terminal, a log, JSON, a note's
+    provenance): a name or a reason can hold an escape sequence, a newline or bytes that are not
+    UTF-8, and none of them may reach a terminal raw. Each becomes a visible escape: `\\x1b`,
+    `\\n`, `\\u202e`, and `\\xff` for the byte a lone surrogate stands for. Other text is
+    returned unchanged."""
+    return _escape(text, "")
+
+
+def printable_block(text: str) -> str:
+    """`printable` for text shown as lines (a body, a value, a diff): newlines (`\\r\\n` folded to
+    `\\n`) and tabs are kept, so its layout survives; a lone `\\r`, which would let a line
+    overwrite itself, is escaped with everything else."""
+    return _escape(text.replace("\r\n", "\n"), _LAYOUT)
+
+
+def _escape(text: str, keep: str) -> str:
     if not _UNPRINTABLE.search(text):
         return text
-    return _UNPRINTABLE.sub(_escaped, text)
+    return _UNPRINTABLE.sub(lambda match: match.group() if match.group() in keep else _escaped(match.group()), text)
 
 
-def _escaped(match: re.Match[str]) -> str:
-    char = match.group()
+def _escaped(char: str) -> str:
     code = ord(char)
     if char in _SHORT:
         return _SHORT[char]

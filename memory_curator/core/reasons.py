@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from memory_curator.core.candidate import Candidate
-from memory_curator.core.decide import Decision
+from memory_curator.core.decide import PRIVATE, Decision
 
 CODES: Mapping[str, str] = {
+    "private": "it carries a privacy tag; only a person may approve sharing it",
+    "too-large": "the file is over the rules' max_candidate_bytes; it is never read",
     "contradiction": "a different value than the note's, and no time says which is current",
     "persons-note": "it matches a note of the person's own, which only the person changes",
     "unreadable": "its frontmatter cannot be read safely",
@@ -45,6 +47,7 @@ _PREFIXES = (
     ("internal error", "internal-error"),
     ("empty file", "empty"),
     ("never settled", "unsettled"),
+    (PRIVATE, "private"),
 )
 
 

@@ -50,7 +50,7 @@ class Action:
 class Skipped:
     inbox_path: str
     reason: str
-    waiting: str | None = None  # "flagged" or "held": it waits for a person (`run` sums these up)
+    waiting: str | None = None  # "flagged", "held" or "too-large": it waits for a person (`run` sums these up)
 
     def to_json(self) -> dict[str, Any]:
         out = {"inbox_path": self.inbox_path, "reason": self.reason}
@@ -106,11 +106,12 @@ class SweepResult:
 
     def waiting(self) -> dict[str, int]:
         """Items that wait for a person after this run: flagged now, flagged before (unchanged
-        since), and held (put back by undo, never flagged)."""
+        since), held (put back by undo, never flagged) and too large to read (never rewritten)."""
         skipped = [s.waiting for a in self.agents for s in a.skipped]
         return {
             "flagged": self.totals()["needs_review"] + skipped.count("flagged"),
             "held": skipped.count("held"),
+            "too-large": skipped.count("too-large"),
         }
 
     def to_json(self) -> dict[str, Any]:

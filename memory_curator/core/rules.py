@@ -50,6 +50,13 @@ BOOKKEEPING = (
 # source addresses that are no source: RFC 2606 / 6761 names (a rules setting adds more)
 PLACEHOLDER_SOURCES = ("example.com", "example.org", "example.net", "localhost", ".example", ".invalid", ".test")
 CONFIDENCE_WORDS = (("low", 1), ("medium", 2), ("high", 3))
+# fields only a person sets (`review`, `resolve`): a candidate's own value is a claim, hidden from the
+# conditions, kept in its audit copy, never carried into a durable note (design §2; a rules setting adds more)
+PERSON_ONLY = ("user_approved", "approved_by", "reviewed")
+# tags that mark content only a person may let out: never promoted or patched by a sweep, never sent to
+# the judge nor served to an agent (a rules setting adds more; docs/rules.md, "Privacy")
+PRIVACY_TAGS = ("do-not-share", "private", "secret")
+MAX_CANDIDATE_BYTES = 1 << 20  # an inbox file, `submit` or an MCP candidate over this is refused, never read
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,9 @@ class Settings:
     mcp_allow_sweep: bool = False  # `memory-curator mcp` offers agents `sweep_now` (docs/mcp.md)
     placeholder_sources: tuple[str, ...] = ()  # hosts / `.tld`s added to PLACEHOLDER_SOURCES
     confidence_words: tuple[tuple[str, int], ...] = CONFIDENCE_WORDS  # `confidence: high` -> 3
+    person_only: tuple[str, ...] = PERSON_ONLY  # the rules' `person_only` list adds to these
+    privacy_tags: tuple[str, ...] = PRIVACY_TAGS  # the rules' `privacy_tags` list adds to these
+    max_candidate_bytes: int = MAX_CANDIDATE_BYTES
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     semantic: SemanticSettings = field(default_factory=SemanticSettings)
 
@@ -422,6 +432,11 @@ class _Builder:
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
                 raise self.fail(f"setting {key!r} must be a list of host names", node, key)
             return tuple(v.strip().casefold() for v in value)
+        if key in ("person_only", "privacy_tags"):
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise self.fail(f"setting {key!r} must be a list of {key.split('_')[-1]}", node, key)
+            added = [v.strip().lstrip("#") for v in value]
+            return tuple(dict.fromkeys([*current, *(v.casefold() if key == "privacy_tags" else v for v in added)]))
         if key == "confidence_words":
             words = value.items() if isinstance(value, dict) else ()
             if not words or not all(isinstance(v, int) and not isinstance(v, bool) for _, v in words):
@@ -456,6 +471,8 @@ def settings_problem(settings: Settings) -> tuple[str, str] | None:
             return name, "must be a positive number of seconds" if least is None else "must not be negative"
         if value > SECONDS_MAX:
             return name, f"must be at most {limit}"
+    if settings.max_candidate_bytes < 1024:
+        return "max_candidate_bytes", "must be at least 1024 (bytes)"
     if not 0 <= settings.near_duplicate_score <= 1:
         return "near_duplicate_score", "must be within 0..1"
     if not 0 <= settings.neighbours <= NEIGHBOURS_MAX:

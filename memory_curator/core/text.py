@@ -48,3 +48,19 @@ def duration_seconds(text: str, default_unit: str | None = None) -> int | None:
 def split_list(value: Any) -> list[str]:
     """A list written as one text (`tags: a, b c`): its items, split at commas and spaces."""
     return str(value).replace(",", " ").split()
+
+
+def size_text(size: int) -> str:
+    """`97.5 MiB`, `1 MiB`, `512 KiB`, `900 bytes`: a file size as a person reads it."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"
+
+
+TOO_LARGE = "too large"  # how the reason of an over-size candidate begins (`reasons`, `status`)
+
+
+def too_large(size: int, limit: int) -> str | None:
+    """`too large: 97.5 MiB > 1 MiB` (the rules' `max_candidate_bytes`); None within the limit."""
+    return f"{TOO_LARGE}: {size_text(size)} > {size_text(limit)}" if size > limit else None

@@ -36,6 +36,7 @@ from memory_curator.core.conditions import FALSE_WORDS, TRUE_WORDS
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
+from memory_curator.core.privacy import withheld
 from memory_curator.core.rules import JudgeSettings, Rules, judge_problem
 from memory_curator.core.text import iso
 from memory_curator.judge.prompt import (
@@ -125,10 +126,11 @@ def from_environment(
     return AnthropicJudge(settings, key, VerdictCache.load(state / CACHE_FILE, clock, files), clock=clock)
 
 
-def gather(candidates: Sequence[Candidate], querier: Querier, k: int) -> list[Item]:
+def gather(candidates: Sequence[Candidate], querier: Querier, k: int, private: tuple[str, ...] = ()) -> list[Item]:
     """Each candidate with at most k durable notes, read once each: the notes about its
     subject first (`subject_notes`), then its nearest neighbours, lexical and semantic in
-    turn (the semantic list is empty unless the rules name a model)."""
+    turn (the semantic list is empty unless the rules name a model). A note with a privacy tag
+    in `private` that no person approved is never shown to the model."""
     notes: dict[str, Shown | None] = {}
     items = []
     for candidate in candidates:
@@ -140,7 +142,8 @@ def gather(candidates: Sequence[Candidate], querier: Querier, k: int) -> list[It
         for path in dict.fromkeys([*about, *near]):
             if path not in notes:
                 existing = querier.note_at(path)
-                notes[path] = Shown(existing.path, existing.text) if existing else None
+                hidden = existing is None or withheld(existing.note, private) is not None
+                notes[path] = None if hidden or existing is None else Shown(existing.path, existing.text)
             note = notes[path]
             if note is not None and note not in shown and len(shown) < k:
                 shown.append(note)
@@ -206,7 +209,7 @@ class AnthropicJudge:
         stats = Stats(self.settings.model)
         verdicts: dict[str, JudgeVerdict] = {}
         todo: list[tuple[Item, str]] = []
-        for item in gather(candidates, querier, self.settings.neighbours):
+        for item in gather(candidates, querier, self.settings.neighbours, rules.settings.privacy_tags):
             key = item.cache_key(rules, self.settings.model)
             hit = self.cache.get(key, item) if self.cache else None
             if hit is not None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from memory_curator.core.errors import UnsafePath, VaultNotFound
 from memory_curator.core.names import INBOX, ROOT_AGENT, RULES_PATH, check_component, is_candidate_name, nfc
+from memory_curator.core.text import TOO_LARGE, too_large
 
 
 def find_root(start: Path | None = None, explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -109,3 +110,21 @@ def list_candidates(folder: Path, agent: str, root: Path) -> Iterator[CandidateF
         if is_candidate_name(entry.name) and entry.is_file(follow_symlinks=False):
             path = Path(entry.path)
             yield CandidateFile(agent, path, relpath(root, path))
+
+
+def read_capped(path: Path, limit: int) -> bytes | None:
+    """The file's bytes, or None when it holds more than `limit`: never more than `limit` + 1 bytes
+    are read, so an agent's 2 GB file costs no memory (a file that grew after a stat is caught too)."""
+    with path.open("rb") as handle:
+        data = handle.read(limit + 1)
+    return None if len(data) > limit else data
+
+
+def oversize(path: Path, limit: int) -> str:
+    """`too large: 97.5 MiB > 1 MiB` for a file `read_capped` refused (by its size now, at least
+    one byte over: it may have grown or shrunk since)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    return too_large(max(size, limit + 1), limit) or TOO_LARGE
