@@ -54,6 +54,24 @@ def fixed_judge(judge: Judge) -> JudgeFactory:
 
 
 @dataclass(frozen=True)
+class Machine:
+    """What a command may know of the machine it runs on, read once by the CLI
+    (`cli.machine.here`) and passed down in the context: nothing below the CLI reads the
+    environment, the home folder, the uid, the platform, the host or the login for itself
+    (tests/test_layers.py holds the code to that), so a test states the machine it means."""
+
+    env: Mapping[str, str]
+    home: Path
+    uid: int
+    system: str  # platform.system(): "Darwin", "Linux"…
+    host: str
+    login: str
+    pid: int
+    state_home: Path  # the user's state folder for this app (platformdirs): vaults' state lives below it
+    data_home: Path  # the user's data folder for this app (platformdirs): semantic models live below it
+
+
+@dataclass(frozen=True)
 class Seams:
     """What the CLI takes from the world; a test passes its own (`CliRunner().invoke(cli, args,
     obj=Seams(...))`): a fixed clock, failing file operations, a fake judge with queued answers."""
