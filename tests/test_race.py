@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from safety_kit import KINDS, add_candidate, assert_conserved, census, new_vault, normalized, populate, temps
@@ -319,16 +320,16 @@ def test_an_empty_file_waits_then_gets_needs_review(tmp_path: Path, clock: Fixed
 def test_a_candidate_that_changes_while_it_is_read_waits(tmp_path: Path, monkeypatch) -> None:
     root = new_vault(tmp_path / "vault")
     path = add_candidate(root, "promote", "s2")
-    real = Path.read_bytes
+    real = Path.open
 
-    def read_while_agent_appends(self: Path) -> bytes:
-        data = real(self)
-        if self == path:
-            with open(self, "ab") as handle:
-                handle.write(b"more text arriving\n")
-        return data
+    def open_while_agent_appends(self: Path, *args: Any, **kwargs: Any) -> Any:
+        handle = real(self, *args, **kwargs)
+        if self == path and "r" in (args[0] if args else kwargs.get("mode", "r")):
+            with open(self, "ab") as more:
+                more.write(b"more text arriving\n")
+        return handle
 
-    monkeypatch.setattr(Path, "read_bytes", read_while_agent_appends)
+    monkeypatch.setattr(Path, "open", open_while_agent_appends)
     result = _sweep(root, tmp_path / "state")
     assert "changed while it was read" in _skipped(result)[f"_inbox/agent-a/{path.name}"]
     monkeypatch.undo()
