@@ -122,3 +122,36 @@ def is_candidate_name(name: str) -> bool:
     if name.startswith(".") or not name.lower().endswith(".md"):
         return False
     return not (_CONFLICT.search(name) or name.endswith((".tmp", ".icloud")))
+
+
+# Why an entry of the inbox is not a candidate, for the entries a person should hear about (a dot-file
+# or a `.tmp` is an agent's write in progress, not news): `run`, `status` and `doctor` name each one.
+IGNORED = {
+    "symlink": "a symlink: the curator never follows one (move the file itself into the inbox)",
+    "special": "not a regular file (a FIFO, a socket or a device)",
+    "nested": "a folder inside an agent folder: only files directly in _inbox/<agent>/ are candidates",
+    "conflict": "a sync conflict copy: merge it into the original by hand, then delete it",
+    "icloud": "an iCloud placeholder: the file is not downloaded to this machine",
+    "not-markdown": "not a markdown file: candidates end in .md",
+}
+
+
+def ignored_kind(name: str, kind: str, in_agent_folder: bool) -> str | None:
+    """Why an inbox entry is skipped, as a key of `IGNORED`; None for a candidate or an entry
+    not worth a word. `kind` is what the entry is without following links: "file", "dir",
+    "symlink" or "other"; `in_agent_folder` is False directly in `_inbox/`, where folders are
+    agent folders."""
+    name = nfc(name)
+    if name.startswith(".") or name.endswith(".tmp"):
+        return None
+    if kind == "symlink":
+        return "symlink"
+    if kind == "dir":
+        return "nested" if in_agent_folder else None
+    if kind != "file":
+        return "special"
+    if name.endswith(".icloud"):
+        return "icloud"
+    if _CONFLICT.search(name):
+        return "conflict"
+    return None if name.lower().endswith(".md") else "not-markdown"

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_curator.core.errors import UnsafePath, VaultNotFound
-from memory_curator.core.names import INBOX, ROOT_AGENT, RULES_PATH, check_component, is_candidate_name, nfc
+from memory_curator.core.names import (
+    IGNORED,
+    INBOX,
+    ROOT_AGENT,
+    RULES_PATH,
+    check_component,
+    ignored_kind,
+    is_candidate_name,
+    nfc,
+)
 from memory_curator.core.text import TOO_LARGE, too_large
 
 
@@ -128,3 +137,53 @@ def oversize(path: Path, limit: int) -> str:
     except OSError:
         size = 0
     return too_large(max(size, limit + 1), limit) or TOO_LARGE
+
+
+@dataclass(frozen=True)
+class Ignored:
+    """An inbox entry that is not a candidate, and why (`names.IGNORED`)."""
+
+    rel: str  # vault-relative; a folder ends in `/`
+    kind: str
+    signature: tuple[int, int]  # (size, mtime_ns) of the entry itself: a change is news again
+
+    @property
+    def why(self) -> str:
+        return IGNORED[self.kind]
+
+
+def ignored_entries(root: Path) -> list[Ignored]:
+    """Every entry of `_inbox/` and its agent folders that a sweep skips and a person should hear
+    of (symlinks, FIFOs, nested folders, conflict copies…), sorted; never follows a link."""
+    inbox = root / INBOX
+    out = _ignored_in(root, inbox, in_agent_folder=False)
+    for _name, folder in agent_dirs(root)[1:]:
+        out += _ignored_in(root, folder, in_agent_folder=True)
+    return sorted(out, key=lambda i: i.rel)
+
+
+def _ignored_in(root: Path, folder: Path, in_agent_folder: bool) -> list[Ignored]:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        try:
+            kind = _kind(entry)
+            stat = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        why = ignored_kind(entry.name, kind, in_agent_folder)
+        if why is not None:
+            rel = relpath(root, Path(entry.path)) + ("/" if kind == "dir" else "")
+            out.append(Ignored(nfc(rel), why, (stat.st_size if kind != "dir" else 0, stat.st_mtime_ns)))
+    return out
+
+
+def _kind(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return "symlink"
+    if entry.is_dir(follow_symlinks=False):
+        return "dir"
+    return "file" if entry.is_file(follow_symlinks=False) else "other"

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memory_curator.core.notes import content_hash
+from memory_curator.store.paths import Ignored
 from memory_curator.store.writer import FILES, Files
 
 LEDGER = "reviewed.json"
@@ -93,3 +94,28 @@ def save_sightings(root: Path, state: Path, sightings: dict[str, Sighting], file
         return
     data = {k: asdict(v) for k, v in sorted(kept.items())}
     files.write_state_file(state / SIGHTINGS, json.dumps(data).encode("utf-8"))
+
+
+IGNORED_SEEN = "ignored.json"
+
+
+def ignored_news(state: Path, entries: list[Ignored]) -> list[Ignored]:
+    """The skipped inbox entries `run` has not named yet, or that changed since it did: `run`
+    names each once (`status` and `doctor` always list them all)."""
+    said = _load_ignored(state)
+    return [e for e in entries if said.get(e.rel) != [e.kind, *e.signature]]
+
+
+def save_ignored(state: Path, entries: list[Ignored], files: Files = FILES) -> None:
+    """Remember what was named (entries gone since are forgotten); written only on a change."""
+    data = {e.rel: [e.kind, *e.signature] for e in entries}
+    if data != _load_ignored(state):
+        files.write_state_file(state / IGNORED_SEEN, json.dumps(data, sort_keys=True).encode("utf-8"))
+
+
+def _load_ignored(state: Path) -> dict[str, list[object]]:
+    try:
+        data = json.loads((state / IGNORED_SEEN).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): list(v) for k, v in data.items() if isinstance(v, list)} if isinstance(data, dict) else {}
