@@ -1,11 +1,14 @@
 """Score the curator on the labeled novelty set (see README.md beside this file).
 
     python tests/novelty/score.py [--cli "memory-curator"] [--out scores.json] [--sets main,template,retitled]
-                                  [--semantic MODEL_DIR [--threshold 0.8]]
+                                  [--semantic MODEL_DIR [--threshold 0.8]] [--set-dir tests/novelty_es]
 
 Each set runs on a fresh copy of the real vault (plus `owned/`, the curator-owned notes) through
 `<cli> init` and `<cli> run --no-judge --settle 0 --json`, with a temporary state directory.
 `--semantic` turns semantic pairing on in each copy's rules (`semantic: {model: MODEL_DIR}`).
+`--set-dir` scores another labeled set laid out like this folder (`labels.yaml`, `candidates/`, `owned/`);
+its `set.yaml`, when present, names the real vault it is written against (`vault:`, a folder of
+../shared/real-vaults/) and the base of the retitled set's source URLs (`source_base:`).
 """
 
 from __future__ import annotations
@@ -27,8 +30,14 @@ from urllib.parse import quote
 import yaml
 
 HERE = Path(__file__).resolve().parent
-REAL_VAULT = HERE.parents[2] / "shared" / "real-vaults" / "obsidian-help-en"
-DUPLICATES = ("exact_duplicate", "paraphrased_duplicate")
+REAL_VAULTS = HERE.parents[2] / "shared" / "real-vaults"
+REAL_VAULT = REAL_VAULTS / "obsidian-help-en"
+DUPLICATES = ("exact_duplicate", "paraphrased_duplicate", "same_source_reworded")
+CONFLICTS = ("contradiction", "conflict_other_field")
+# Without a judge these wait for a person by design (similarity never decides alone; a note with no surface is
+# never dropped): the judge-less floor adds them to `review_only` unless a label says `waits:` itself.
+JUDGE_OR_PERSON = ("paraphrased_duplicate", "noise")
+SET: dict[str, Any] = {"dir": HERE, "source_base": "https://help.obsidian.md/"}  # `--set-dir` and its set.yaml
 COPIES = 300
 
 
@@ -63,7 +72,7 @@ class Run:
         shutil.copytree(source, self.vault, symlinks=True)
         self.original = digests(self.vault)
         self.call("init", "--vault", str(self.vault))
-        shutil.copytree(HERE / "owned", self.vault, dirs_exist_ok=True)
+        shutil.copytree(SET["dir"] / "owned", self.vault, dirs_exist_ok=True)
         if SEMANTIC:
             self.set_semantic(SEMANTIC)
 
@@ -126,11 +135,18 @@ def names(text: str, notes: Iterable[str]) -> bool:
     return any(n in text or n.removesuffix(".md") in text for n in notes)
 
 
+def waits(label: dict[str, Any]) -> bool:
+    """Whether, without a judge and under the design, the item can only wait (the judge-less floor)."""
+    if "waits" in label:
+        return bool(label["waits"])
+    return bool(label.get("review_only")) or label["class"] in JUDGE_OR_PERSON
+
+
 def score_main(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
-    labels: dict[str, dict[str, Any]] = yaml.safe_load((HERE / "labels.yaml").read_text(encoding="utf-8"))
+    labels: dict[str, dict[str, Any]] = yaml.safe_load((SET["dir"] / "labels.yaml").read_text(encoding="utf-8"))
     run = Run(cli, source, work)
     for rel in labels:
-        run.add(rel, (HERE / "candidates" / rel).read_text(encoding="utf-8"))
+        run.add(rel, (SET["dir"] / "candidates" / rel).read_text(encoding="utf-8"))
     actions = run.sweep()
     after = digests(run.vault)
     changed = sorted(p for p, h in run.original.items() if after.get(p) != h)
@@ -152,6 +168,7 @@ def score_main(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
         item["wrong_drop"] = verdict == "drop" and "drop" not in label["accept"]
         item["duplicate_promoted"] = label["class"] in DUPLICATES and verdict == "promote"
         item["second_note"] = bool(about) and verdict == "promote"
+        item["contradiction_merged"] = label["class"] in CONFLICTS and verdict == "patch"
         # a patch into a note about another subject: neither the labeled target nor a note it is about
         allowed = {label.get("patch_target"), *about}
         item["wrong_patch"] = verdict == "patch" and action.get("target_path") not in allowed
@@ -165,6 +182,7 @@ def score_main(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
     named = [i["names_about"] for i in items if "names_about" in i]
     review = sum(i["verdict"] == "needs_review" for i in items) / n
     floor = sum(bool(lb.get("review_only")) for lb in labels.values()) / n
+    judge_less = sum(waits(lb) for lb in labels.values()) / n
     careless = [i for i in items if i["careless"]]
     return {
         "n": n,
@@ -176,11 +194,14 @@ def score_main(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
         "duplicates_promoted": sum(i["duplicate_promoted"] for i in items),
         "second_notes": sum(i["second_note"] for i in items),
         "wrong_patches": sum(i["wrong_patch"] for i in items),
+        "contradictions_merged": sum(i["contradiction_merged"] for i in items),
         "person_notes_identical": not changed,
         "person_notes_changed": changed,
         "review_fraction": review,
         "review_floor": floor,
         "review_ratio": review / floor if floor else None,
+        "review_floor_judge_less": judge_less,
+        "review_ratio_judge_less": review / judge_less if judge_less else None,
         "review_named": sum(named) / len(named) if named else None,
         "review_named_n": len(named),
         "fate_mismatches": [i["file"] for i in items if not i["on_disk"]],
@@ -221,7 +242,7 @@ def score_retitled(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
         run.add(
             f"clipper/saved-page-{i:03d}.md",
             f"---\ntype: research\ntopic: saved-pages\ntitle: Saved page {i:03d}\n"
-            f"source_url: https://help.obsidian.md/{quote(note.stem)}\nconfidence: 2\n---\n"
+            f"source_url: {SET['source_base']}{quote(note.stem)}\nconfidence: 2\n---\n"
             + body_of(note.read_text(encoding="utf-8")),
         )
     actions = run.sweep()
@@ -253,11 +274,18 @@ def table(result: dict[str, Any]) -> str:
             ("main", "duplicates promoted", str(m["duplicates_promoted"])),
             ("main", "second notes for a subject", str(m["second_notes"])),
             ("main", "patches into another note", str(m["wrong_patches"])),
+            ("main", "contradictions merged (patched)", str(m["contradictions_merged"])),
             ("main", "person's notes byte-identical", "yes" if m["person_notes_identical"] else "NO"),
             (
                 "main",
                 "review fraction / floor",
                 f"{pct(m['review_fraction'])} / {pct(m['review_floor'])} (x{m['review_ratio']:.2f})",
+            ),
+            (
+                "main",
+                "review fraction / judge-less floor",
+                f"{pct(m['review_fraction'])} / {pct(m['review_floor_judge_less'])}"
+                f" (x{m['review_ratio_judge_less']:.2f})",
             ),
             ("main", "needs_review naming the right note", f"{pct(m['review_named'])} of {m['review_named_n']}"),
             ("main", "fate on disk differs from verdict", str(len(m["fate_mismatches"]))),
@@ -280,11 +308,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cli", default="memory-curator", help="the command that runs the curator")
     parser.add_argument("--out", type=Path, help="write the scores as JSON here")
-    parser.add_argument("--vault-src", type=Path, default=REAL_VAULT, help="the real vault to copy")
+    parser.add_argument("--vault-src", type=Path, help="the real vault to copy (default: the set's, see --set-dir)")
+    parser.add_argument("--set-dir", type=Path, default=HERE, help="the labeled set to score (default: this folder)")
     parser.add_argument("--sets", default="main,template,retitled", help="comma-separated: main,template,retitled")
     parser.add_argument("--semantic", type=Path, metavar="MODEL_DIR", help="turn semantic pairing on with this model")
     parser.add_argument("--threshold", type=float, help="with --semantic: its threshold (default: the rules')")
     args = parser.parse_args(argv)
+    settings = args.set_dir / "set.yaml"
+    setting = yaml.safe_load(settings.read_text(encoding="utf-8")) if settings.is_file() else {}
+    SET.update(dir=args.set_dir.resolve(), source_base=setting.get("source_base", "https://help.obsidian.md/"))
+    vault_src = args.vault_src or (REAL_VAULTS / setting["vault"] if "vault" in setting else REAL_VAULT)
     SEMANTIC.clear()
     if args.semantic:
         SEMANTIC["model"] = str(args.semantic.resolve())
@@ -293,11 +326,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     cli, start = shlex.split(args.cli), time.monotonic()
     scorers = {"main": score_main, "template": score_template, "retitled": score_retitled}
     result: dict[str, Any] = {"cli": args.cli, "semantic": dict(SEMANTIC) or None}
+    if args.set_dir.resolve() != HERE:
+        result.update(set_dir=str(args.set_dir), vault=vault_src.name)
     with tempfile.TemporaryDirectory(prefix="novelty-") as tmp:
         for name in args.sets.split(","):
             work = Path(tmp) / name
             work.mkdir()
-            result[name] = scorers[name](cli, args.vault_src, work)
+            result[name] = scorers[name](cli, vault_src, work)
     result["seconds"] = time.monotonic() - start
     if args.out:
         args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
