@@ -18,6 +18,7 @@ from typing import BinaryIO, Literal, NoReturn
 
 import click
 
+from memory_curator.cli import machine
 from memory_curator.cli import render as report
 from memory_curator.commands import check as checking
 from memory_curator.commands import sweep
@@ -58,6 +59,8 @@ def cli(ctx: click.Context) -> None:
         ctx.obj = Seams() if ctx.obj is None else Seams(clock=ctx.obj)  # a bare clock: the rest real
         if sys.stderr.isatty():  # a long index build shows a bar there; stdout stays clean for --json
             ctx.obj = dataclasses.replace(ctx.obj, progress=report.index_progress)
+    if ctx.obj.machine is None:  # what a command may know of this machine, read once
+        ctx.obj = dataclasses.replace(ctx.obj, machine=machine.here())
 
 
 @cli.command()
