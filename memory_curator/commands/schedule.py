@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import configparser
 import contextlib
-import getpass
 import os
-import platform
 import plistlib
 import re
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -31,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 from xml.parsers.expat import ExpatError
 
+from memory_curator.commands.context import Machine
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 from memory_curator.core.names import INBOX
 from memory_curator.core.notes import content_hash
@@ -111,7 +109,7 @@ def plist_path(home: Path, job_id: str) -> Path:
     return home / "Library" / "LaunchAgents" / f"{label(job_id)}.plist"
 
 
-def unit_dir(home: Path, env: dict[str, str]) -> Path:
+def unit_dir(home: Path, env: Mapping[str, str]) -> Path:
     return Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "systemd" / "user"
 
 
@@ -266,7 +264,8 @@ class JobPlan:
     fallback: tuple[str, ...] = ()
 
 
-def install_plan(job: Job, where: str, home: Path, env: dict[str, str], uid: int, linger: bool) -> JobPlan:
+def install_plan(job: Job, where: str, machine: Machine) -> JobPlan:
+    home, env, uid = machine.home, machine.env, machine.uid
     if where == "launchd":
         domain, target = f"gui/{uid}", f"gui/{uid}/{label(job.id)}"
         path = plist_path(home, job.id)
@@ -287,16 +286,17 @@ def install_plan(job: Job, where: str, home: Path, env: dict[str, str], uid: int
             Command(("systemctl", "--user", "disable", "--now", timer), may_fail=True),
             Command(("systemctl", "--user", "daemon-reload"), may_fail=True),
         )
-        return JobPlan(where, job.id, files, (), after, notes=() if linger else (_linger_note(),), undo=undo)
+        notes = () if linger_enabled(machine.login) else (_linger_note(machine.login),)
+        return JobPlan(where, job.id, files, (), after, notes=notes, undo=undo)
     return JobPlan(where, job.id, cron_line=cron_line(job))
 
 
-def uninstall_plan(job_id: str, where: str, home: Path, env: dict[str, str], uid: int) -> JobPlan:
+def uninstall_plan(job_id: str, where: str, machine: Machine) -> JobPlan:
     if where == "launchd":
-        bootout = Command(("launchctl", "bootout", f"gui/{uid}/{label(job_id)}"), may_fail=True)
-        return JobPlan(where, job_id, ((plist_path(home, job_id), b""),), (bootout,))
+        bootout = Command(("launchctl", "bootout", f"gui/{machine.uid}/{label(job_id)}"), may_fail=True)
+        return JobPlan(where, job_id, ((plist_path(machine.home, job_id), b""),), (bootout,))
     if where == "systemd":
-        folder = unit_dir(home, env)
+        folder = unit_dir(machine.home, machine.env)
         files = tuple((folder / unit_name(job_id, k), b"") for k in ("timer", "service"))
         disable = Command(("systemctl", "--user", "disable", "--now", unit_name(job_id, "timer")), may_fail=True)
         reload = Command(("systemctl", "--user", "daemon-reload"), may_fail=True)  # the files go even without a bus
@@ -304,21 +304,20 @@ def uninstall_plan(job_id: str, where: str, home: Path, env: dict[str, str], uid
     return JobPlan(where, job_id)
 
 
-def _linger_note() -> str:
-    user = getpass.getuser()
+def _linger_note(user: str) -> str:
     return f"user timers run only while {user} is logged in; to sweep after logout too: loginctl enable-linger {user}"
 
 
 # --- the imperative shell --------------------------------------------------------------------------
 
 
-def linger_enabled() -> bool:
-    return Path("/var/lib/systemd/linger", getpass.getuser()).exists()
+def linger_enabled(user: str) -> bool:
+    return Path("/var/lib/systemd/linger", user).exists()
 
 
-def available(system: str) -> dict[str, str | None]:
+def available(machine: Machine) -> dict[str, str | None]:
     """Each scheduler → why it does not work here, or None when it does. Asks, changes nothing."""
-    return {"launchd": _launchd_works(system), "systemd": _systemd_works(), "cron": _cron_works()}
+    return {"launchd": _launchd_works(machine.system), "systemd": _systemd_works(), "cron": _cron_works()}
 
 
 def _launchd_works(system: str) -> str | None:
@@ -537,25 +536,27 @@ def fda_fix(python: str) -> str:
     return f"System Settings > Privacy & Security > Full Disk Access: add {os.path.realpath(python)}"
 
 
-def plan_install(root: Path, state_opt: str | None, every: str, forced: str | None, on_change: bool) -> JobPlan:
+def plan_install(
+    machine: Machine, root: Path, state_opt: str | None, every: str, forced: str | None, on_change: bool
+) -> JobPlan:
     """What `install` and `show` do for this vault on this machine."""
-    env, home, system = dict(os.environ), Path.home(), platform.system()
-    usable = {} if forced else available(system)
+    env, home, system = machine.env, machine.home, machine.system
+    usable = {} if forced else available(machine)
     where = choose_platform(forced, system, usable)
     if where is None:
         job = make_job(root, state_folder(root, state_opt, env).resolve(), parse_every(every), False, sys.executable)
         line = no_scheduler(usable, job)
-        return JobPlan("none", job.id, unavailable=line, fallback=watch_unit(job, home, env, system))
+        return JobPlan("none", job.id, unavailable=line, fallback=watch_unit(job, machine))
     if on_change and where != "launchd":
         raise CuratorError(f"--on-change needs launchd (not {where}); `memory-curator watch` sweeps on change anywhere")
     job = make_job(root, state_folder(root, state_opt, env).resolve(), parse_every(every), on_change, sys.executable)
-    plan = install_plan(job, where, home, env, os.getuid(), where != "systemd" or linger_enabled())
-    notes = [*plan.notes, *_host_notes(root)]
+    plan = install_plan(job, where, machine)
+    notes = [*plan.notes, *_host_notes(root, machine.host)]
     program = {"launchd": "launchctl", "systemd": "systemctl", "cron": "crontab"}[where]
     if forced and shutil.which(program) is None:
         notes.insert(0, f"{program}: not found on PATH: `install --{where}` will fail here")
     if where == "launchd":
-        notes += [n for n in [fda_note(root, job.python, home, platform.system())] if n]
+        notes += [n for n in [fda_note(root, job.python, home, system)] if n]
     notes.append(f"each sweep appends one JSON line to {job.log} (capped at about 2 MB)")
     return replace(plan, notes=tuple(notes), state=job.state)
 
@@ -573,17 +574,17 @@ def watch_command(job: Job) -> list[str]:
     return [job.python, "-m", "memory_curator", "watch", "--vault", str(job.vault), "--state-dir", str(job.state)]
 
 
-def watch_unit(job: Job, home: Path, env: dict[str, str], system: str) -> tuple[str, ...]:
+def watch_unit(job: Job, machine: Machine) -> tuple[str, ...]:
     """A ready unit that keeps `watch` running: a launchd agent on macOS, else a systemd user service."""
-    if system == "Darwin":
+    if machine.system == "Darwin":
         name = f"org.memory-curator.watch.{job.id}"
-        path = home / "Library" / "LaunchAgents" / f"{name}.plist"
+        path = machine.home / "Library" / "LaunchAgents" / f"{name}.plist"
         data = {"Label": name, "ProgramArguments": watch_command(job), "RunAtLoad": True, "KeepAlive": True}
         text = plistlib.dumps(data).decode().rstrip("\n")
-        start = f"launchctl bootstrap gui/{os.getuid()} {shlex.quote(str(path))}"
+        start = f"launchctl bootstrap gui/{machine.uid} {shlex.quote(str(path))}"
     else:
         name = f"{UNIT_PREFIX}watch-{job.id}.service"
-        path = unit_dir(home, env) / name
+        path = unit_dir(machine.home, machine.env) / name
         text = (
             "[Unit]\n"
             f"Description=memory-curator watch of {job.vault}\n"
@@ -603,19 +604,19 @@ def watch_unit(job: Job, home: Path, env: dict[str, str], system: str) -> tuple[
     )
 
 
-def _host_notes(root: Path) -> list[str]:
+def _host_notes(root: Path, host: str) -> list[str]:
     from memory_curator.commands.sweep import host_refusal
     from memory_curator.store.rules_file import load_for_vault
 
-    refusal = host_refusal(load_for_vault(root).settings.curator_host, socket.gethostname())
+    refusal = host_refusal(load_for_vault(root).settings.curator_host, host)
     return [f"scheduled sweeps here will do nothing: {refusal}"] if refusal else []
 
 
-def plan_uninstall(root: Path, forced: str | None) -> list[JobPlan]:
+def plan_uninstall(machine: Machine, root: Path, forced: str | None) -> list[JobPlan]:
     """One plan per scheduler holding this vault's job (or just the one asked for)."""
-    env, home, job_id = dict(os.environ), Path.home(), vault_id(root)
-    wheres = [forced] if forced else [found.platform for found in installed(job_id, home, env)]
-    return [uninstall_plan(job_id, where, home, env, os.getuid()) for where in dict.fromkeys(wheres)]
+    job_id = vault_id(root)
+    wheres = [forced] if forced else [found.platform for found in installed(job_id, machine)]
+    return [uninstall_plan(job_id, where, machine) for where in dict.fromkeys(wheres)]
 
 
 # --- what is installed (for `uninstall` and `doctor`) ------------------------------------------------
@@ -634,13 +635,13 @@ class Installed:
         return args[args.index(name) + 1] if name in args[:-1] else None
 
 
-def installed(job_id: str, home: Path, env: dict[str, str]) -> list[Installed]:
+def installed(job_id: str, machine: Machine) -> list[Installed]:
     """Every scheduled sweep of this vault, on any of the three schedulers."""
     found = []
-    path = plist_path(home, job_id)
+    path = plist_path(machine.home, job_id)
     if path.exists():
         found.append(_from_plist(path))
-    service = unit_dir(home, env) / unit_name(job_id, "service")
+    service = unit_dir(machine.home, machine.env) / unit_name(job_id, "service")
     if service.exists():
         found.append(_from_units(service, service.with_suffix(".timer")))
     table = read_crontab()
@@ -708,7 +709,7 @@ class Loaded:
     error: str | None = None  # why it could not be asked, in its own words
 
 
-def ask(job: Installed, uid: int) -> Loaded:
+def ask(job: Installed, machine: Machine) -> Loaded:
     """`launchctl print`, `systemctl --user is-enabled/is-active`; a cron line is loaded by being
     in `crontab -l`, which is where it was found."""
     if job.platform == "systemd":
@@ -724,7 +725,7 @@ def ask(job: Installed, uid: int) -> Loaded:
         ran = last if last and last != "n/a" else None
         return Loaded(timer, enabled == "enabled" and active == "active", f"{enabled}, {active}", ran)
     if job.platform == "launchd":
-        target = f"gui/{uid}/{Path(job.where).stem}"
+        target = f"gui/{machine.uid}/{Path(job.where).stem}"
         code, out, err = _ask(("launchctl", "print", target))
         if code == 0:
             fields = dict(re.findall(r"^\s*(state|runs|last exit code) = (.+)$", out, re.MULTILINE))
@@ -737,12 +738,12 @@ def ask(job: Installed, uid: int) -> Loaded:
     return Loaded("crontab", True, "in the crontab")
 
 
-def summary(root: Path, state: Path, home: Path, env: dict[str, str]) -> dict[str, Any]:
+def summary(machine: Machine, root: Path, state: Path) -> dict[str, Any]:
     """This vault's jobs, what each scheduler says of it, and the last logged sweep (`status`)."""
-    jobs = installed(vault_id(root), home, env)
+    jobs = installed(vault_id(root), machine)
     out: dict[str, Any] = {"installed": bool(jobs), "jobs": []}
     for job in jobs:
-        said = ask(job, os.getuid())
+        said = ask(job, machine)
         out["jobs"].append(
             {
                 "platform": job.platform,
@@ -763,9 +764,9 @@ def summary(root: Path, state: Path, home: Path, env: dict[str, str]) -> dict[st
     return out
 
 
-def status(root: Path, state_opt: str | None) -> dict[str, Any]:
+def status(machine: Machine, root: Path, state_opt: str | None) -> dict[str, Any]:
     """`schedule status`: the summary, which schedulers work here and which `install` would use."""
-    env, home, system = dict(os.environ), Path.home(), platform.system()
-    state = state_folder(root, state_opt, env).resolve()
-    usable = available(system)
-    return {**summary(root, state, home, env), "available": usable, "choice": choose_platform(None, system, usable)}
+    state = state_folder(root, state_opt, machine.env).resolve()
+    usable = available(machine)
+    choice = choose_platform(None, machine.system, usable)
+    return {**summary(machine, root, state), "available": usable, "choice": choice}
