@@ -27,7 +27,7 @@ from memory_curator.cli.app import main
 from memory_curator.cli.machine import here
 from memory_curator.commands import schedule
 from memory_curator.core.clock import SystemClock
-from memory_curator.core.errors import EXIT_LOCKED
+from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 from memory_curator.store import runlog
 from memory_curator.store.state import state_dir, state_folder, sweep_lock, vault_id
 
@@ -95,7 +95,7 @@ def test_intervals(text: str, seconds: int, cron: str, calendar: str) -> None:
 
 @pytest.mark.parametrize("text", ["7m", "45m", "5h", "2d", "0m", "30s", "soon", ""])
 def test_intervals_cron_cannot_express_are_refused(text: str) -> None:
-    with pytest.raises(schedule.CuratorError, match="divide an hour"):
+    with pytest.raises(CuratorError, match="divide an hour"):
         schedule.parse_every(text)
 
 
