@@ -261,6 +261,6 @@ def schedule_summary(root: Path, state: Path, machine: Machine | None) -> dict[s
     try:
         from memory_curator.commands import schedule
 
-        return schedule.summary(known_machine(machine), root, state)  # asks the schedulers themselves
+        return schedule.summary(known_machine(machine), root, state).to_json()  # asks the schedulers themselves
     except (ImportError, CuratorError, OSError) as exc:
         return {"installed": False, "error": str(exc)}

@@ -57,7 +57,16 @@ from memory_curator.commands.schedule.plan import (
     uninstall_plan,
     watch_unit,
 )
-from memory_curator.commands.schedule.query import ask, installed, status, summary
+from memory_curator.commands.schedule.query import (
+    JobStatus,
+    LastRun,
+    ScheduleStatus,
+    Summary,
+    ask,
+    installed,
+    status,
+    summary,
+)
 from memory_curator.commands.schedule.scheduler import Scheduler
 from memory_curator.commands.schedule.systemd import (
     UNIT_PREFIX,
@@ -84,8 +93,12 @@ __all__ = [
     "Installed",
     "Job",
     "JobPlan",
+    "JobStatus",
+    "LastRun",
     "Loaded",
+    "ScheduleStatus",
     "Scheduler",
+    "Summary",
     "ask",
     "available",
     "choose_platform",
