@@ -10,7 +10,8 @@ from memory_curator.commands.schedule.launchd import Launchd
 from memory_curator.commands.schedule.scheduler import Scheduler
 from memory_curator.commands.schedule.systemd import Systemd
 
-SCHEDULERS: dict[str, Scheduler] = {s.name: s for s in (Launchd(), Systemd(), Cron())}
+_ALL: tuple[Scheduler, ...] = (Launchd(), Systemd(), Cron())  # in the order they are asked and shown
+SCHEDULERS: dict[str, Scheduler] = {scheduler.name: scheduler for scheduler in _ALL}
 
 
 def available(machine: Machine) -> dict[str, str | None]:

@@ -12,11 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from memory_curator.commands.context import Machine
-from memory_curator.commands.schedule import launchd, systemd
 from memory_curator.commands.schedule.detect import SCHEDULERS, available, choose_platform
 from memory_curator.commands.schedule.intervals import parse_every
 from memory_curator.commands.schedule.job import Job, JobPlan, make_job, watch_command
+from memory_curator.commands.schedule.launchd import fda_note, watch_agent
 from memory_curator.commands.schedule.query import installed
+from memory_curator.commands.schedule.systemd import watch_service
 from memory_curator.core.errors import CuratorError
 from memory_curator.store.state import state_folder, vault_id
 
@@ -50,7 +51,7 @@ def plan_install(
     if forced and shutil.which(program) is None:
         notes.insert(0, f"{program}: not found on PATH: `install --{where}` will fail here")
     if where == "launchd":
-        notes += [n for n in [launchd.fda_note(root, job.python, home, system)] if n]
+        notes += [n for n in [fda_note(root, job.python, home, system)] if n]
     notes.append(f"each sweep appends one JSON line to {job.log} (capped at about 2 MB)")
     return replace(plan, notes=tuple(notes), state=job.state)
 
@@ -66,7 +67,7 @@ def no_scheduler(usable: Mapping[str, str | None], job: Job) -> str:
 
 def watch_unit(job: Job, machine: Machine) -> tuple[str, ...]:
     """A ready unit that keeps `watch` running: a launchd agent on macOS, else a systemd user service."""
-    unit = launchd.watch_agent if machine.system == "Darwin" else systemd.watch_service
+    unit = watch_agent if machine.system == "Darwin" else watch_service
     path, text, start = unit(job, machine)
     return (
         f"# to keep `watch` running, save as {path}, then: {start}",
