@@ -3,6 +3,7 @@ promise never to print the judge key."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -14,9 +15,10 @@ from pathlib import Path
 import pytest
 from fake_schedulers import Fakes, install_fakes
 
+from memory_curator.cli.machine import here
 from memory_curator.cli.render import finding_line
 from memory_curator.commands import doctor, schedule
-from memory_curator.commands.doctor import Finding, Machine
+from memory_curator.commands.doctor import Finding
 from memory_curator.core.clock import FixedClock
 from memory_curator.store import runlog
 from memory_curator.store.state import state_dir, sweep_lock, vault_id
@@ -30,13 +32,12 @@ def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fakes:
     return install_fakes(tmp_path / "fakes", monkeypatch)
 
 
-def machine(**changes: object) -> Machine:
-    base = {"env": dict(os.environ), "home": Path.home(), "system": "Linux", "hostname": "box", "now": NOW}
-    return Machine(**{**base, **changes})  # type: ignore[arg-type]
-
-
-def diagnose(root: Path | str, state: Path | str | None = None, **changes: object) -> list[Finding]:
-    return doctor.diagnose(str(root), str(state) if state else None, machine(**changes))
+def diagnose(
+    root: Path | str, state: Path | str | None = None, now: dt.datetime = NOW, **changes: object
+) -> list[Finding]:
+    """doctor on this machine as a Linux box named "box" (`changes`: another home, system or host), at `now`."""
+    machine = dataclasses.replace(here(), **{"system": "Linux", "host": "box", **changes})  # type: ignore[arg-type]
+    return doctor.diagnose(str(root), str(state) if state else None, machine, FixedClock(now))
 
 
 def problems(findings: list[Finding]) -> list[Finding]:
@@ -56,7 +57,7 @@ def log_line(state: Path, when: dt.datetime, **record: object) -> None:
 
 def install_cron(root: Path, state: Path, python: str = sys.executable, every: int = 900) -> None:
     job = schedule.Job(root, state, python, every)
-    schedule.install(schedule.install_plan(job, "cron", Path.home(), dict(os.environ), os.getuid(), True))
+    schedule.install(schedule.install_plan(job, "cron", here()))
 
 
 # --- a healthy vault, and the CLI ---------------------------------------------------------------------
@@ -246,8 +247,8 @@ def test_warnings(vault: Path, invoke) -> None:
 
     rules = vault / "_meta/inbox-rules.md"
     rules.write_text(rules.read_text().replace("\nsettings:\n", "\nsettings:\n  curator_host: mini\n", 1))
-    assert warnings(diagnose(vault, hostname="laptop"))["host"].startswith("not the curator host")
-    assert [finding_line(f) for f in diagnose(vault, hostname="Mini.local") if f.topic == "host"] == [
+    assert warnings(diagnose(vault, host="laptop"))["host"].startswith("not the curator host")
+    assert [finding_line(f) for f in diagnose(vault, host="Mini.local") if f.topic == "host"] == [
         "ok      host: this is the curator host (mini)"
     ]
 

@@ -5,7 +5,9 @@ single-host setting."""
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import datetime as dt
+import getpass
 import itertools
 import json
 import os
@@ -22,9 +24,10 @@ import pytest
 from fake_schedulers import Fakes, install_fakes
 
 from memory_curator.cli.app import main
+from memory_curator.cli.machine import here
 from memory_curator.commands import schedule
 from memory_curator.core.clock import SystemClock
-from memory_curator.core.errors import EXIT_LOCKED
+from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 from memory_curator.store import runlog
 from memory_curator.store.state import state_dir, state_folder, sweep_lock, vault_id
 
@@ -92,7 +95,7 @@ def test_intervals(text: str, seconds: int, cron: str, calendar: str) -> None:
 
 @pytest.mark.parametrize("text", ["7m", "45m", "5h", "2d", "0m", "30s", "soon", ""])
 def test_intervals_cron_cannot_express_are_refused(text: str) -> None:
-    with pytest.raises(schedule.CuratorError, match="divide an hour"):
+    with pytest.raises(CuratorError, match="divide an hour"):
         schedule.parse_every(text)
 
 
@@ -240,7 +243,7 @@ def test_systemd_install_reinstall_uninstall(vault: Path, fakes: Fakes, invoke) 
     assert tmr["Timer"]["Unit"] == service.name
     assert tmr["Install"]["WantedBy"] == "timers.target"
     assert fakes.calls() == ["systemctl --user daemon-reload", f"systemctl --user enable --now {timer.name}"]
-    if not Path("/var/lib/systemd/linger", schedule.getpass.getuser()).exists():
+    if not Path("/var/lib/systemd/linger", getpass.getuser()).exists():
         assert "loginctl enable-linger" in result.output
 
     stamps = (service.stat().st_mtime_ns, timer.stat().st_mtime_ns)
@@ -330,7 +333,7 @@ def test_two_vaults_each_get_their_own_schedule(tmp_path: Path, fakes: Fakes, in
     assert [p.name for p in (Path.home() / "Library/LaunchAgents").iterdir()] == [
         f"org.memory-curator.sweep.{vault_id(two)}.plist"
     ]
-    two_installed = schedule.installed(vault_id(two), Path.home(), dict(os.environ))
+    two_installed = schedule.installed(vault_id(two), here())
     assert sorted(i.platform for i in two_installed) == ["cron", "launchd", "systemd"]
     assert {tuple(i.command) for i in two_installed} == {tuple(expected_command(two, state_dir(two)))}
 
@@ -516,20 +519,21 @@ def alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fakes:
 
 
 def test_detect_picks_the_scheduler_that_works_here(vault: Path, alone: Fakes, monkeypatch) -> None:
-    assert schedule.available("Linux") == {
+    linux = dataclasses.replace(here(), system="Linux")
+    assert schedule.available(linux) == {
         "launchd": "launchd is macOS only",
         "systemd": None,
         "cron": None,
     }
-    assert schedule.choose_platform(None, "Linux", schedule.available("Linux")) == "systemd"
+    assert schedule.choose_platform(None, "Linux", schedule.available(linux)) == "systemd"
     monkeypatch.setenv("FAKE_FAIL", "systemctl")  # no user bus (an SSH session, a container)
-    found = schedule.available("Linux")
+    found = schedule.available(linux)
     assert (
         found["systemd"] == "`systemctl --user` cannot reach a user manager (Failed to connect to bus: No medium found)"
     )
     assert schedule.choose_platform(None, "Linux", found) == "cron"
     alone.remove("crontab")
-    found = schedule.available("Linux")
+    found = schedule.available(linux)
     assert found["cron"] == "no crontab on PATH"
     assert schedule.choose_platform(None, "Linux", found) is None
     assert schedule.choose_platform("cron", "Linux", found) == "cron", "a flag forces one"

@@ -9,7 +9,6 @@ import dataclasses
 import datetime as dt
 import io
 import os
-import socket
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -18,10 +17,11 @@ from typing import BinaryIO, Literal, NoReturn
 
 import click
 
+from memory_curator.cli import machine
 from memory_curator.cli import render as report
 from memory_curator.commands import check as checking
 from memory_curator.commands import sweep
-from memory_curator.commands.context import Context, Seams
+from memory_curator.commands.context import Context, Machine, Seams, known_machine
 from memory_curator.core import names
 from memory_curator.core import rules as rules_mod
 from memory_curator.core.clock import SystemClock
@@ -58,6 +58,8 @@ def cli(ctx: click.Context) -> None:
         ctx.obj = Seams() if ctx.obj is None else Seams(clock=ctx.obj)  # a bare clock: the rest real
         if sys.stderr.isatty():  # a long index build shows a bar there; stdout stays clean for --json
             ctx.obj = dataclasses.replace(ctx.obj, progress=report.index_progress)
+    if ctx.obj.machine is None:  # what a command may know of this machine, read once
+        ctx.obj = dataclasses.replace(ctx.obj, machine=machine.here())
 
 
 @cli.command()
@@ -324,6 +326,11 @@ def _job_options(func: Callable[..., None]) -> Callable[..., None]:
     return func
 
 
+def _machine() -> Machine:
+    """The machine the group read into the click obj (`Seams.machine`), for the schedule commands."""
+    return known_machine(click.get_current_context().obj.machine)
+
+
 @cli.group(name="schedule")
 def schedule_group() -> None:
     """Scheduled sweeps of one vault: launchd, a systemd user timer, or cron (the first that works here)."""
@@ -337,7 +344,8 @@ def schedule_install(
     """Install (or replace) this vault's scheduled sweep."""
     from memory_curator.commands import schedule
 
-    plan = schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change)
+    root = vault_mod.find_root(None, vault)
+    plan = schedule.plan_install(_machine(), root, state_dir, every, platform, on_change)
     report.schedule_applied([schedule.install(plan)])
 
 
@@ -347,7 +355,8 @@ def schedule_show(every: str, on_change: bool, platform: str | None, vault: str 
     """Print exactly what `install` would write and run; change nothing."""
     from memory_curator.commands import schedule
 
-    report.schedule_plan(schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change))
+    root = vault_mod.find_root(None, vault)
+    report.schedule_plan(schedule.plan_install(_machine(), root, state_dir, every, platform, on_change))
 
 
 @schedule_group.command(name="status")
@@ -358,7 +367,7 @@ def schedule_status(as_json: bool, vault: str | None, state_dir: str | None) -> 
     """Ask the scheduler itself whether this vault's sweep is loaded, and when it last ran."""
     from memory_curator.commands import schedule
 
-    report.schedule_status(schedule.status(vault_mod.find_root(None, vault), state_dir), as_json)
+    report.schedule_status(schedule.status(_machine(), vault_mod.find_root(None, vault), state_dir), as_json)
 
 
 @schedule_group.command(name="uninstall")
@@ -372,7 +381,7 @@ def schedule_uninstall(platform: str | None, vault: str | None) -> None:
         root = Path(vault).expanduser().absolute()
     else:
         root = vault_mod.find_root(None, vault)
-    done = [schedule.uninstall(plan) for plan in schedule.plan_uninstall(root, platform)]
+    done = [schedule.uninstall(plan) for plan in schedule.plan_uninstall(_machine(), root, platform)]
     report.schedule_applied(done, f"no scheduled sweep of {root} found")
 
 
@@ -385,8 +394,9 @@ def doctor(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None
     """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
     from memory_curator.commands import doctor as doctor_mod
 
-    machine = doctor_mod.Machine(seams.clock.now(), env=dict(_env(seams)), hostname=seams.host or socket.gethostname())
-    findings = doctor_mod.diagnose(vault, state_dir, machine, seams.clock)
+    here = known_machine(seams.machine)
+    here = dataclasses.replace(here, env=dict(_env(seams)), host=seams.host or here.host)
+    findings = doctor_mod.diagnose(vault, state_dir, here, seams.clock)
     report.doctor(findings, as_json)
     if doctor_mod.failed(findings):
         raise click.exceptions.Exit(EXIT_CONFIG)

@@ -443,23 +443,23 @@ def _job_text(job: Mapping[str, Any], said: bool) -> str:
     return text + (f"; last ran {shown(job['last_ran'])}" if said and job.get("last_ran") else "")
 
 
-def schedule_status(data: Mapping[str, Any], as_json: bool) -> None:
+def schedule_status(data: schedule.ScheduleStatus, as_json: bool) -> None:
     """`schedule status`: each job as its scheduler sees it, the last logged sweep, what works here."""
     if as_json:
-        emit("schedule status", dict(data))
+        emit("schedule status", data.to_json())
         return
-    out = [_job_text(job, True) for job in data["jobs"]]
+    out = [_job_text(job.to_json(), True) for job in data.summary.jobs]
     if not out:
-        why = "; ".join(str(r) for r in data["available"].values() if r)
-        choice = data.get("choice")
+        why = "; ".join(str(r) for r in data.available.values() if r)
+        choice = data.choice
         out.append(
             f"not installed; `memory-curator schedule install` would use {shown(choice)}"
             if choice
             else f"not installed; no scheduler works here ({shown(why)}): keep `memory-curator watch` running"
         )
-    last = data.get("last_run")
+    last = data.summary.last_run
     if last:
-        out.append(f"last logged sweep {shown(last['time'])}: {shown(last['summary'])}")
+        out.append(f"last logged sweep {shown(last.time)}: {shown(last.summary)}")
     console = stdout()
     for line in out:  # markup: each text escapes what it quotes (`shown`)
         console.print(line, highlight=False)

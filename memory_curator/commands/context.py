@@ -20,6 +20,7 @@ from typing import Any
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.decide import JudgeVerdict
+from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
 from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.index.store import Progress
@@ -84,6 +85,7 @@ class Seams:
     judge: JudgeFactory = real_judge
     querier: QuerierFactory = index_querier
     progress: Progress | None = None  # the index's bar for a long build (the CLI: on a terminal only)
+    machine: Machine | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class Context:
     judge: JudgeFactory
     querier: QuerierFactory
     seams: Seams = field(default_factory=Seams, repr=False)
+    machine: Machine | None = None
 
     @classmethod
     def build(
@@ -110,7 +113,9 @@ class Context:
         state = state_dir(root, explicit_state, env)
         host = seams.host or socket.gethostname()
         who = person(user or seams.user or env.get("MEMORY_CURATOR_USER"))
-        return cls(root, state, seams.clock, seams.files, env, host, who, seams.judge, seams.querier, seams)
+        return cls(
+            root, state, seams.clock, seams.files, env, host, who, seams.judge, seams.querier, seams, seams.machine
+        )
 
     @cached_property
     def rules(self) -> Rules:
@@ -130,3 +135,11 @@ def person(explicit: str | None = None) -> str:
         except (KeyError, OSError):
             name = "unknown"
     return " ".join(name.split()) or "unknown"
+
+
+def known_machine(machine: Machine | None) -> Machine:
+    """The machine the CLI read (`Seams.machine`, `Context.machine`); a clear error when none was
+    given (a context built without one, as some tests build theirs)."""
+    if machine is None:
+        raise CuratorError("the machine is unknown here (no Machine in the seams: cli.machine.here reads it)")
+    return machine
