@@ -24,6 +24,7 @@ from memory_curator.core.facts import gather_facts
 from memory_curator.index import querier as iq
 from memory_curator.index import rows as indexing
 from memory_curator.index import store as ix
+from memory_curator.index.progress import PROGRESS_NOTES, Progress
 from memory_curator.store.rules_file import load_for_vault
 
 from conftest import NOW, age, run_installed
@@ -539,7 +540,7 @@ def test_a_rebuilt_index_is_put_in_place_with_the_writers_recipe(vault: Path, tm
     assert index.count() > 0 and not list(state.glob("*.building-*"))
 
 
-def recording_bar() -> tuple[list[tuple[int, int]], ix.Progress]:
+def recording_bar() -> tuple[list[tuple[int, int]], Progress]:
     """A progress bar that records (total, how far it advanced) each time it closes."""
     shown: list[tuple[int, int]] = []
 
@@ -561,19 +562,19 @@ def test_a_build_that_reads_more_than_a_few_hundred_notes_shows_a_bar_and_a_smal
 
     root = tmp_path / "vault"
     (root / "notes").mkdir(parents=True)
-    for n in range(ix.PROGRESS_NOTES + 50):
+    for n in range(PROGRESS_NOTES + 50):
         (root / "notes" / f"n{n}.md").write_text(f"---\ntitle: Note {n}\n---\nbody {n}\n", encoding="utf-8")
     rules = load_for_vault(root)
     (tmp_path / "s1").mkdir()
     ix.Index(root, rules, tmp_path / "s1", FixedClock(NOW), progress=bar).rebuild()
-    assert shown == [(ix.PROGRESS_NOTES + 50, ix.PROGRESS_NOTES + 50)]
-    for n in range(ix.PROGRESS_NOTES + 1, ix.PROGRESS_NOTES + 50):
+    assert shown == [(PROGRESS_NOTES + 50, PROGRESS_NOTES + 50)]
+    for n in range(PROGRESS_NOTES + 1, PROGRESS_NOTES + 50):
         (root / "notes" / f"n{n}.md").unlink()
     shown.clear()
     (tmp_path / "s2").mkdir()
     ix.Index(root, rules, tmp_path / "s2", FixedClock(NOW), progress=bar).rebuild()
-    assert shown == [(ix.PROGRESS_NOTES + 1, ix.PROGRESS_NOTES + 1)]
-    for n in range(50, ix.PROGRESS_NOTES + 1):
+    assert shown == [(PROGRESS_NOTES + 1, PROGRESS_NOTES + 1)]
+    for n in range(50, PROGRESS_NOTES + 1):
         (root / "notes" / f"n{n}.md").unlink()
     shown.clear()
     (tmp_path / "s3").mkdir()
@@ -711,7 +712,7 @@ def test_a_parallel_build_advances_the_bar_to_every_note_and_a_refresh_counts_te
     shown, bar = recording_bar()
 
     messy_vault(vault)
-    for n in range(ix.PROGRESS_NOTES):
+    for n in range(PROGRESS_NOTES):
         write(vault, f"notes/many/n{n}.md", f"---\ntitle: Note {n}\n---\nbody {n} word{n % 13}\n")
     rules = load_for_vault(vault)
     here, there = tmp_path / "here", tmp_path / "there"

@@ -26,7 +26,7 @@ import importlib.util
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import platformdirs
 
 from memory_curator.core.errors import CuratorError
-from memory_curator.index.store import PROGRESS_NOTES, Progress
+from memory_curator.index.progress import PROGRESS_NOTES, Progress, bar_for
 
 if TYPE_CHECKING:
     import numpy as np
@@ -334,7 +334,7 @@ def _embed_all(
     progress: Progress | None,
     pace: Pace,
 ) -> int:
-    bar = progress if progress is not None and total is not None and total > pace.bar_from else _no_bar
+    bar = bar_for(progress, total or 0, pace.bar_from)
     done = 0
     with bar(total or 0) as advance:
         for batch in _batches(todo, pace.batch):
@@ -451,11 +451,6 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-
-
-@contextlib.contextmanager
-def _no_bar(total: int) -> Iterator[Callable[[int], None]]:
-    yield lambda done: None
 
 
 def _batches(items: Iterable[tuple[int, str]], size: int) -> Iterator[list[tuple[int, str]]]:
