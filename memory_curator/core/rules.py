@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import re
-import string
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
@@ -15,10 +14,10 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
-from memory_curator.core import ownership
 from memory_curator.core.conditions import Cond, ConditionError, compile_condition
 from memory_curator.core.errors import RulesError
 from memory_curator.core.notes import content_hash
+from memory_curator.core.surface import BOOKKEEPING, HANDED_OVER, Surface, surface_folder, template_problem
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -41,12 +40,6 @@ CURATOR_FIELDS = (
     "tags", "aliases", "participants", "roles", "source_skill", "author", "load_bearing",
 )  # fmt: skip
 NOT_KEYS = ("surface", "agent", "body")  # what conditions see besides the frontmatter
-# agents' bookkeeping: kept in the candidate's audit copy, never carried into a durable note
-BOOKKEEPING = (
-    "model", "model_id", "model_name", "task_id", "run_id", "session_id", "trace_id", "request_id",
-    "conversation_id", "thread_id", "job_id", "tool_call_id", "prompt_id", "agent_version",
-    "tokens", "token_count", "cost", "cost_usd", "latency_ms", "temperature",
-)  # fmt: skip
 # source addresses that are no source: RFC 2606 / 6761 names (a rules setting adds more)
 PLACEHOLDER_SOURCES = ("example.com", "example.org", "example.net", "localhost", ".example", ".invalid", ".test")
 CONFIDENCE_WORDS = (("low", 1), ("medium", 2), ("high", 3))
@@ -57,20 +50,6 @@ PERSON_ONLY = ("user_approved", "approved_by", "reviewed")
 # the judge nor served to an agent (a rules setting adds more; docs/rules.md, "Privacy")
 PRIVACY_TAGS = ("do-not-share", "private", "secret")
 MAX_CANDIDATE_BYTES = 1 << 20  # an inbox file, `submit` or an MCP candidate over this is refused, never read
-
-
-@dataclass(frozen=True)
-class Surface:
-    name: str
-    type: str
-    path: str
-    key: tuple[str, ...]
-    required: tuple[str, ...]
-    curated: bool = False  # its folder is handed over to the curator (docs/rules.md, "Whose note is it")
-    not_carried: tuple[str, ...] = BOOKKEEPING  # keys left out of its durable notes
-
-    def placeholders(self) -> list[tuple[str, str | None]]:
-        return [(f, spec or None) for _, f, spec, _ in string.Formatter().parse(self.path) if f]
 
 
 @dataclass(frozen=True)
@@ -309,17 +288,17 @@ class _Builder:
                 raise self.fail(f"surface {surface.name!r}: unknown placeholder {{{hole}}} in path", raw, name)
             if spec and hole != "date":
                 raise self.fail(f"surface {surface.name!r}: only {{date}} takes a format", raw, name)
-        problem = ownership.template_problem(surface.path)
+        problem = template_problem(surface.path)
         if problem:
             raise self.fail(f"surface {surface.name!r}: {problem}", raw, name)
 
     def _curated(self, surface: Surface, spec: Any) -> bool:
         """`curated`: the surface's folder is handed over to the curator. Default: true for the
         agent-fed surfaces (facts, events, persons, projects, research) that have a folder."""
-        folder = ownership.surface_folder(surface.path)
+        folder = surface_folder(surface.path)
         value = spec.get("curated")
         if value is None:
-            return surface.name in ownership.HANDED_OVER and folder is not None
+            return surface.name in HANDED_OVER and folder is not None
         if not isinstance(value, bool):
             raise self.fail(f"surface {surface.name!r}: curated must be true or false", spec, "curated")
         if value and folder is None:
