@@ -17,7 +17,8 @@ from memory_curator.core import merge
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.notes import Note, all_tags, wikilinks
 from memory_curator.core.ownership import on_surface
-from memory_curator.core.rules import Rules, Settings
+from memory_curator.core.rules import Rules
+from memory_curator.core.settings import Settings
 
 
 @dataclass(frozen=True)
