@@ -15,15 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_curator.commands.context import Context
+from memory_curator.commands.context import Context, Seams
 from memory_curator.commands.sweep import Options, run
 from memory_curator.core import candidate as cand
 from memory_curator.core import notes
 from memory_curator.core.clock import FixedClock
-from memory_curator.core.facts import gather_facts
+from memory_curator.core.facts import Neighbour, gather_facts, staging
+from memory_curator.core.rules import Rules
 from memory_curator.index import querier as iq
 from memory_curator.index import rows as indexing
 from memory_curator.index import store as ix
+from memory_curator.index.overlay import Overlay
 from memory_curator.index.progress import PROGRESS_NOTES, Progress
 from memory_curator.store.rules_file import load_for_vault
 
@@ -391,7 +393,7 @@ def test_fast_tags_and_links_read_exactly_what_notes_reads(body: str) -> None:
 
 
 def test_the_overlay_shows_a_staged_note_to_every_question(vault: Path, tmp_path: Path) -> None:
-    querier = querier_for(vault, state_of(tmp_path))
+    querier = Overlay(querier_for(vault, state_of(tmp_path)))
     text = fact("zephyrine", value="Retries idempotent calls.", body=LONG_BODY)
     first = candidate(vault, text)
     assert querier.note_at(first.target or "") is None
@@ -414,7 +416,7 @@ def test_restaging_a_patched_note_keeps_word_counts_sane(tmp_path: Path, write_c
     """A patched note replaces its indexed version: its words must not count twice."""
     root = tmp_path / "tiny"  # one note, the default rules
     write(root, "facts/zephyrine/data-handling.md", fact("zephyrine", body=LONG_BODY))
-    querier = querier_for(root, state_of(tmp_path))
+    querier = Overlay(querier_for(root, state_of(tmp_path)))
     for round_ in range(3):
         querier.stage("facts/zephyrine/data-handling.md", fact("zephyrine", body=f"{LONG_BODY} Round {round_}."))
     (found,) = querier.similar("quorvax zephyrine", LONG_BODY, 5)
@@ -423,6 +425,16 @@ def test_restaging_a_patched_note_keeps_word_counts_sane(tmp_path: Path, write_c
     assert querier.similar("quorvax zephyrine", LONG_BODY, 5) == []
     querier.stage("facts/zephyrine/other.md", fact("zephyrine", "other", body=LONG_BODY))
     assert [n.path for n in querier.similar("quorvax zephyrine", LONG_BODY, 5)] == ["facts/zephyrine/other.md"]
+
+
+def test_a_sweep_stages_its_notes_in_the_overlay_the_context_gives(vault: Path, tmp_path: Path) -> None:
+    """The context's querier is the index under the overlay; the index querier alone answers
+    questions and stages nothing."""
+    ctx = Context.build(vault, str(state_of(tmp_path)))
+    given = ctx.querier(ctx, ctx.rules)
+    assert isinstance(given, Overlay) and staging(given) is given
+    with pytest.raises(TypeError, match="cannot stage"):
+        staging(iq.IndexQuerier(vault, ctx.rules, ctx.state))
 
 
 @pytest.mark.parametrize("dry_run", [False, True], ids=["sweep", "dry-run"])
@@ -492,22 +504,22 @@ def test_query_and_index_commands(vault: Path, tmp_path: Path, invoke: Callable[
     assert "read by body only: notes/broken.md" in invoke("index", "stats", *common).output
 
 
-def test_similarity_is_not_asked_of_candidates_a_drop_rule_takes(vault: Path, invoke, write_candidate, monkeypatch):
-    from memory_curator.index.querier import IndexQuerier
-
+def test_similarity_is_not_asked_of_candidates_a_drop_rule_takes(vault: Path, invoke, write_candidate) -> None:
     asked: list[str] = []
-    real = IndexQuerier.neighbours
 
-    def spy(self, candidate, k):  # type: ignore[no-untyped-def]
-        asked.append(candidate.inbox_path)
-        return real(self, candidate, k)
+    class Spied(Overlay):
+        def neighbours(self, candidate: cand.Candidate, k: int) -> list[Neighbour]:
+            asked.append(candidate.inbox_path)
+            return super().neighbours(candidate, k)
 
-    monkeypatch.setattr(IndexQuerier, "neighbours", spy)
+    def spied(ctx: Context, rules: Rules) -> Spied:
+        return Spied(iq.IndexQuerier(ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files, env=ctx.env))
+
     unsourced = "---\ntype: fact\nentity: wobblium\npredicate: colour\nvalue: teal\nconfidence: 1\n---\nrumour\n"
     sourced = unsourced.replace("confidence: 1", "confidence: 2\nsource_url: https://example.dev/wobblium")
     write_candidate(vault, "dropped.md", unsourced, agent="spy")
     write_candidate(vault, "kept.md", sourced.replace("colour", "weight"), agent="spy")
-    out = json.loads(invoke("run", "_inbox/spy", "--vault", str(vault), "--json").output)
+    out = json.loads(invoke("run", "_inbox/spy", "--vault", str(vault), "--json", seams=Seams(querier=spied)).output)
     verdicts = {a["inbox_path"]: a["verdict"] for a in out["actions"]}
     assert verdicts == {"_inbox/spy/dropped.md": "drop", "_inbox/spy/kept.md": "promote"}
     assert asked == ["_inbox/spy/kept.md"]

@@ -422,11 +422,12 @@ def test_the_overlay_replaces_and_removes_indexed_notes_for_pairing(
     empty_vault: Path, model_dir: Path, tmp_path: Path
 ) -> None:
     """A note the sweep rewrote is paired by its new text, one it removed not at all."""
+    from memory_curator.index.overlay import Overlay
     from memory_curator.index.querier import open_querier
 
     root = make_vault(empty_vault, model_dir)
     (tmp_path / "state").mkdir()
-    querier = open_querier(root, load_for_vault(root), tmp_path / "state")
+    querier = Overlay(open_querier(root, load_for_vault(root), tmp_path / "state"))
     asked = "The company keeps client records in Germany."
     assert querier.semantic_similar(asked, 1)[0].path == "notes/hosting.md"
     querier.stage("notes/hosting.md", DINNER)
