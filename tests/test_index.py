@@ -9,7 +9,9 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -22,6 +24,7 @@ from memory_curator.core import notes
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.facts import Neighbour, gather_facts, staging
 from memory_curator.core.rules import Rules
+from memory_curator.index import build
 from memory_curator.index import querier as iq
 from memory_curator.index import rows as indexing
 from memory_curator.index import store as ix
@@ -174,23 +177,19 @@ def test_a_corrupt_index_file_is_rebuilt(vault: Path, tmp_path: Path, garbage: b
     assert querier.paths_for_key("facts/obsidian/file-format.md") == ["facts/obsidian/file-format.md"]
 
 
-def test_a_build_that_dies_half_way_leaves_the_old_index_in_place(
-    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_build_that_dies_half_way_leaves_the_old_index_in_place(vault: Path, tmp_path: Path) -> None:
     state = state_of(tmp_path)
     rules = load_for_vault(vault)
     before = ix.Index(vault, rules, state)
     before.refresh()
     (state / "index.sqlite3.building-12345").write_bytes(b"left by a builder that was killed")
 
-    def killed(*_: object, **__: object) -> None:
+    def killed(*_: object) -> build.Described:  # Ctrl-C while the first notes are read
         assert list(state.glob("index.sqlite3.building-*")) == [state / f"index.sqlite3.building-{os.getpid()}"]
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(ix.Index, "_insert", killed)
     with pytest.raises(KeyboardInterrupt):
-        ix.Index(vault, rules, state).rebuild()
-    monkeypatch.undo()
+        ix.Index(vault, rules, state, workers=build.Workers(here=killed)).rebuild()
     assert not list(state.glob("index.sqlite3.building-*"))
     after = ix.Index(vault, rules, state)
     assert after.usable() and after.count() == before.count()
@@ -527,8 +526,6 @@ def test_similarity_is_not_asked_of_candidates_a_drop_rule_takes(vault: Path, in
 
 def test_a_rebuilt_index_is_put_in_place_with_the_writers_recipe(vault: Path, tmp_path: Path) -> None:
     """fsynced, renamed, its folder fsynced: through the same `Files` as every other write."""
-    from dataclasses import dataclass, field
-
     from memory_curator.store.writer import Files
 
     @dataclass(frozen=True)
@@ -622,44 +619,47 @@ def messy_vault(vault: Path) -> None:
     write(vault, "notes/links.md", "---\ntitle: Links\n---\nSee [[gen-1]] and [[Obsidian]] #tagged\n")
 
 
+@dataclass
+class Spread:
+    """Chunks of 7 notes over two workers (even on one core), so that a small vault spreads over
+    them. What happened, in order: "pool" for a build or refresh that started worker processes,
+    "here" for each chunk described in this process (the workers' own calls are not seen here)."""
+
+    seen: list[str] = field(default_factory=list)
+
+    def workers(self, parallel: bool = False, work: Any = None, pool_fails: bool = False) -> build.Workers:
+        """In worker processes from one note on (`parallel`), else from the default number."""
+
+        def pool(*args: Any) -> Any:
+            self.seen.append("pool")
+            return 1 / 0 if pool_fails else build.spawn_pool(*args)
+
+        def here(*args: Any) -> build.Described:
+            self.seen.append("here")
+            return build.describe_chunk(*args)
+
+        spread = build.Workers(chunk=7, count=2, pool=pool, here=here, work=work or build.WORKERS.work)
+        return replace(spread, from_notes=1) if parallel else spread
+
+
 @pytest.fixture
-def tiny_chunks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Chunks of 7 notes, so that a small vault spreads over the workers. What happened, in
-    order: "pool" for a build or refresh that started worker processes, "here" for each chunk
-    described in this process (the workers' own calls are not seen from here)."""
-    from memory_curator.index import build
-
-    monkeypatch.setattr(build, "CHUNK", 7)
-    monkeypatch.setattr(build, "workers", lambda: 2)  # even on one core
-    seen: list[str] = []
-    in_processes, describe_chunk = build._in_processes, build.describe_chunk
-
-    def pool(*args: object, **kwargs: object) -> object:
-        seen.append("pool")
-        return in_processes(*args, **kwargs)  # type: ignore[arg-type]
-
-    def here(*args: object, **kwargs: object) -> object:
-        seen.append("here")
-        return describe_chunk(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(build, "_in_processes", pool)
-    monkeypatch.setattr(build, "describe_chunk", here)
-    return seen
+def tiny_chunks() -> Spread:
+    return Spread()
 
 
 def test_a_build_in_worker_processes_holds_exactly_the_rows_of_one_in_this_process(
-    vault: Path, tmp_path: Path, tiny_chunks: list[str]
+    vault: Path, tmp_path: Path, tiny_chunks: Spread
 ) -> None:
     messy_vault(vault)
     rules = load_for_vault(vault)
     here, there = tmp_path / "here", tmp_path / "there"
     here.mkdir()
     there.mkdir()
-    ix.Index(vault, rules, here, FixedClock(NOW)).rebuild()  # below the default threshold: in-process
-    assert set(tiny_chunks) == {"here"}
-    tiny_chunks.clear()
-    rebuilt = ix.Index(vault, rules, there, FixedClock(NOW), parallel_from=1).rebuild()
-    assert tiny_chunks == ["pool"], "every chunk described by a worker"
+    ix.Index(vault, rules, here, FixedClock(NOW), workers=tiny_chunks.workers()).rebuild()  # below the threshold
+    assert set(tiny_chunks.seen) == {"here"}
+    tiny_chunks.seen.clear()
+    rebuilt = ix.Index(vault, rules, there, FixedClock(NOW), workers=tiny_chunks.workers(parallel=True)).rebuild()
+    assert tiny_chunks.seen == ["pool"], "every chunk described by a worker"
     assert rebuilt.notes == len(ix.walk(vault)) > 70
     ours, theirs = dump(here), dump(there)
     assert theirs == ours
@@ -668,13 +668,13 @@ def test_a_build_in_worker_processes_holds_exactly_the_rows_of_one_in_this_proce
 
 
 def test_a_bad_note_in_a_workers_chunk_is_indexed_by_its_body_with_its_one_line_problem(
-    vault: Path, tmp_path: Path, tiny_chunks: list[str]
+    vault: Path, tmp_path: Path, tiny_chunks: Spread
 ) -> None:
     messy_vault(vault)
     state = state_of(tmp_path)
-    index = ix.Index(vault, load_for_vault(vault), state, FixedClock(NOW), parallel_from=1)
+    index = ix.Index(vault, load_for_vault(vault), state, FixedClock(NOW), workers=tiny_chunks.workers(parallel=True))
     assert index.rebuild().notes == len(ix.walk(vault))
-    assert tiny_chunks == ["pool"]
+    assert tiny_chunks.seen == ["pool"]
     problems = dict(index.problems())
     assert set(problems) == {"notes/bad-yaml.md", "notes/template.md", "notes/latin1.md", "notes/only-fence.md"}
     assert all("\n" not in why and why for why in problems.values())
@@ -687,39 +687,33 @@ def test_a_bad_note_in_a_workers_chunk_is_indexed_by_its_body_with_its_one_line_
 
 def _crash_on_a_note_named_crash(rels: tuple[str, ...], *args: object) -> object:
     """A worker that dies (as on a segfault) on the chunk holding `crash.md`."""
-    from memory_curator.index import build
-
     if any(rel.endswith("crash.md") for rel in rels):
         os._exit(70)
     return build._work(rels, *args)  # type: ignore[arg-type]
 
 
 def test_a_worker_that_dies_or_a_pool_that_cannot_start_costs_time_not_rows(
-    vault: Path, tmp_path: Path, tiny_chunks: list[str], monkeypatch: pytest.MonkeyPatch
+    vault: Path, tmp_path: Path, tiny_chunks: Spread
 ) -> None:
-    from memory_curator.index import build
-
     messy_vault(vault)
     write(vault, "notes/crash.md", "---\ntitle: Crash\n---\nA note a worker dies on.\n")
     rules = load_for_vault(vault)
     here = tmp_path / "here"
     here.mkdir()
-    ix.Index(vault, rules, here, FixedClock(NOW)).rebuild()
+    ix.Index(vault, rules, here, FixedClock(NOW), workers=tiny_chunks.workers()).rebuild()
     expected = dump(here)
-    monkeypatch.setattr(build, "_work", _crash_on_a_note_named_crash)
     for name in ("dead-worker", "no-pool"):
-        if name == "no-pool":
-            monkeypatch.setattr(build, "ProcessPoolExecutor", lambda *a, **k: 1 / 0)
-        tiny_chunks.clear()
+        tiny_chunks.seen.clear()
         state = tmp_path / name
         state.mkdir()
-        ix.Index(vault, rules, state, FixedClock(NOW), parallel_from=1).rebuild()
+        spread = tiny_chunks.workers(parallel=True, work=_crash_on_a_note_named_crash, pool_fails=name == "no-pool")
+        ix.Index(vault, rules, state, FixedClock(NOW), workers=spread).rebuild()
         assert dump(state) == expected, name
-        assert tiny_chunks[0] == "pool" and "here" in tiny_chunks, name
+        assert tiny_chunks.seen[0] == "pool" and "here" in tiny_chunks.seen, name
 
 
 def test_a_parallel_build_advances_the_bar_to_every_note_and_a_refresh_counts_terms_the_same(
-    vault: Path, tmp_path: Path, tiny_chunks: list[str]
+    vault: Path, tmp_path: Path, tiny_chunks: Spread
 ) -> None:
     shown, bar = recording_bar()
 
@@ -730,18 +724,19 @@ def test_a_parallel_build_advances_the_bar_to_every_note_and_a_refresh_counts_te
     here, there = tmp_path / "here", tmp_path / "there"
     here.mkdir()
     there.mkdir()
-    ix.Index(vault, rules, there, FixedClock(NOW), progress=bar, parallel_from=1).rebuild()
+    parallel, default = tiny_chunks.workers(parallel=True), tiny_chunks.workers()
+    ix.Index(vault, rules, there, FixedClock(NOW), progress=bar, workers=parallel).rebuild()
     total = len(ix.walk(vault))
     assert shown == [(total, total)]
-    ix.Index(vault, rules, here, FixedClock(NOW)).rebuild()
-    assert tiny_chunks.count("pool") == 1
+    ix.Index(vault, rules, here, FixedClock(NOW), workers=default).rebuild()
+    assert tiny_chunks.seen.count("pool") == 1
     for n in range(40):  # a refresh of many notes goes through the workers too, counting their words
         write(vault, f"notes/many/n{n}.md", f"---\ntitle: Note {n}\n---\nedited {n} fresh{n % 5}\n")
         write(vault, f"notes/more/m{n}.md", f"---\ntitle: More {n}\n---\nadded {n} extra{n % 3}\n")
     (vault / "notes/many/n299.md").unlink()
-    refreshed = ix.Index(vault, rules, there, FixedClock(NOW), parallel_from=1).refresh()
+    refreshed = ix.Index(vault, rules, there, FixedClock(NOW), workers=parallel).refresh()
     assert (refreshed.rebuilt, refreshed.added, refreshed.changed, refreshed.removed) == (False, 40, 40, 1)
-    assert tiny_chunks.count("pool") == 2
-    ix.Index(vault, rules, here, FixedClock(NOW)).refresh()
-    assert tiny_chunks.count("pool") == 2
+    assert tiny_chunks.seen.count("pool") == 2
+    ix.Index(vault, rules, here, FixedClock(NOW), workers=default).refresh()
+    assert tiny_chunks.seen.count("pool") == 2
     assert dump(there) == dump(here)

@@ -27,7 +27,6 @@ from memory_curator.core.names import NEVER_INDEXED
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
 from memory_curator.index import build, semantic
-from memory_curator.index.build import PARALLEL_NOTES
 from memory_curator.index.build import read_note as read_note  # where `querier` finds it
 from memory_curator.index.progress import Progress as Progress  # where the context finds it
 from memory_curator.index.progress import bar_for
@@ -167,12 +166,12 @@ class Index:
         clock: Clock = SystemClock(),
         files: Files = FILES,
         progress: Progress | None = None,
-        parallel_from: int = PARALLEL_NOTES,
+        workers: build.Workers = build.WORKERS,
     ) -> None:
         self.root = root.resolve()
         self.files = files  # the writer's recipe for the rebuilt file
         self.progress = progress  # a bar for a build or refresh that reads many notes (a terminal only)
-        self.parallel_from = parallel_from  # notes to read from which worker processes describe them
+        self.workers = workers  # from how many notes to read, and how, worker processes describe them
         self.clock = clock  # the `built`/`refreshed` stamps, durations, and which mtimes are too recent
         self.layout = Layout(rules)
         self.rules = rules
@@ -353,9 +352,7 @@ class Index:
         racy = int(self.clock.timestamp() * 1e9) - RACY_NS
         with (
             bar(len(files)) as advance,
-            build.described(
-                self.root, self.layout, list(files), first_id, racy, count_terms, self.parallel_from
-            ) as chunks,
+            build.described(self.root, self.layout, list(files), first_id, racy, count_terms, self.workers) as chunks,
         ):
             for chunk in chunks:
                 conn.executemany(_INSERT_NOTES, chunk.notes)
