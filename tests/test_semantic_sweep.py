@@ -23,7 +23,6 @@ from memory_curator.core.decide import decide
 from memory_curator.core.errors import RulesError
 from memory_curator.core.facts import Facts, Neighbour
 from memory_curator.core.rules import parse
-from memory_curator.index import semantic
 from memory_curator.index.file_querier import FileQuerier
 from memory_curator.judge.client import gather
 from memory_curator.store.rules_file import DEFAULT_RULES as DEFAULT_RULES_FILE
@@ -293,7 +292,6 @@ def test_a_missing_extra_is_one_line_too(
 ) -> None:
     root = make_vault(empty_vault, model_dir)
     monkeypatch.setitem(sys.modules, "model2vec", None)  # `import model2vec` raises ImportError
-    monkeypatch.setattr(semantic, "extra_installed", lambda: False)
     write_candidate(root, "records.md", PARAPHRASE)
     result = invoke("run", "--vault", str(root), "--no-judge", "--settle", "0")
     said = [line for line in result.output.splitlines() if "semantic" in line]
