@@ -13,7 +13,7 @@ from memory_curator.commands.check import check_text
 from memory_curator.commands.context import Context
 from memory_curator.core.evidence import as_read, is_placeholder
 from memory_curator.core.notes import parse
-from memory_curator.core.rules import Settings
+from memory_curator.core.settings import Settings
 from tests.loop_kit import cli
 from tests.test_decide import FACT, PROMOTE_REASON, note
 

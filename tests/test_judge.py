@@ -30,7 +30,8 @@ from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.decide import JudgeVerdict, decide
 from memory_curator.core.errors import CuratorError, RulesError
 from memory_curator.core.facts import Neighbour, gather_facts
-from memory_curator.core.rules import CRITERIA, JudgeSettings, parse
+from memory_curator.core.rules import CRITERIA, parse
+from memory_curator.core.settings import JudgeSettings
 from memory_curator.index.file_querier import FileQuerier
 from memory_curator.judge import client as judge_mod
 from memory_curator.judge import prompt as judge_prompt

@@ -26,9 +26,22 @@ PRINTERS = {"click", "rich"}  # only cli/ renders
 
 
 def imports(path: Path) -> list[tuple[int, str]]:
-    """(line, dotted module) of every import in a file, relative ones resolved."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    """(line, dotted module) of every import in a file of the package, relative ones resolved."""
+    return imports_of(path.read_text(encoding="utf-8"), module_name(path), str(path))
+
+
+def module_name(path: Path) -> str:
+    """`memory_curator/core/rules.py` -> `memory_curator.core.rules` (a package: its name)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(source: str, module: str, filename: str = "<probe>") -> list[tuple[int, str]]:
+    """(line, dotted module) of every import in `source`, the text of `module` (relative ones
+    resolved); `from memory_curator.x import name` gives `memory_curator.x.name`: a submodule,
+    or a name defined in `memory_curator.x`."""
+    tree = ast.parse(source, filename)
+    package = module if filename.endswith("__init__.py") else module.rpartition(".")[0]
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -38,8 +51,10 @@ def imports(path: Path) -> list[tuple[int, str]]:
             if node.level:
                 parts = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*parts, base] if base else parts)
-            found.append((node.lineno, base))
-            found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names if base == "memory_curator"]
+            if base.startswith("memory_curator"):  # a submodule, or a name of the module (`_owner`)
+                found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+            else:
+                found.append((node.lineno, base))
     return found
 
 
@@ -92,12 +107,74 @@ def test_only_cli_prints() -> None:
     assert wrong == []
 
 
-def test_the_layer_test_sees_a_violation(tmp_path: Path) -> None:
-    """The checker itself: a core module importing os or the store is caught."""
-    bad = PACKAGE / "core" / "_layer_probe.py"
-    bad.write_text("import os\nfrom memory_curator.store import writer\n", encoding="utf-8")
-    try:
-        found = imports(bad)
-    finally:
-        bad.unlink()
-    assert (1, "os") in found and layer_of("memory_curator.store.writer") == "store"
+def test_the_layer_test_sees_a_violation() -> None:
+    """The checker itself: a core module importing os or the store is caught (read from text:
+    nothing is written into the package)."""
+    found = imports_of("import os\nfrom memory_curator.store import writer\n", "memory_curator.core._probe")
+    assert (1, "os") in found and (2, "memory_curator.store.writer") in found
+    assert layer_of("memory_curator.store.writer") == "store"
+    relative = imports_of("from ..store import writer\nfrom . import names\n", "memory_curator.core._probe")
+    assert {m for _, m in relative} >= {"memory_curator.store.writer", "memory_curator.core.names"}
+
+
+# --- no import circles --------------------------------------------------------------------------
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Each module of the package -> the package's modules it imports anywhere in its file: at
+    the top, inside a function, and under `if TYPE_CHECKING:` too (a circle a type checker
+    needs is still a circle in the design)."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        owners = {_owner(imported, modules) for _, imported in imports(path)}
+        graph[name] = {owner for owner in owners if owner is not None and owner != name}
+    return graph
+
+
+def _owner(imported: str, modules: dict[str, Path]) -> str | None:
+    """The module of the package that `imported` names, or one of its attributes."""
+    parts = imported.split(".")
+    return next((".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in modules), None)
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of a graph: each strongly connected component of more than one
+    module, sorted (Tarjan's algorithm)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in order:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], order[other])
+        if low[node] == order[node]:
+            component = stack[stack.index(node) :]
+            del stack[stack.index(node) :]
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in order:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_module_imports_itself_back() -> None:
+    assert cycles(module_graph()) == []
+
+
+def test_the_circle_finder_sees_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"f"}, "f": {"e"}, "g": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"], ["e", "f"]]
+    lazy = imports_of("def later():\n    from memory_curator.core import rules\n", "memory_curator.core.ownership")
+    assert (2, "memory_curator.core.rules") in lazy  # an import inside a function counts
+    modules = {"memory_curator.core.rules": PACKAGE, "memory_curator.core": PACKAGE}
+    assert _owner("memory_curator.core.rules.Rules", modules) == "memory_curator.core.rules"

@@ -22,14 +22,17 @@ from safety_kit import FaultyOS, words
 from test_watch import wait_for, watching
 
 from memory_curator.cli.app import main
-from memory_curator.commands import check as checking
 from memory_curator.commands import status, submit, sweep
-from memory_curator.commands.context import Context, Seams, fixed_judge
+from memory_curator.commands.context import Context, QuerierFactory, Seams, fixed_judge, index_querier
 from memory_curator.commands.watch import Notice, Swept
 from memory_curator.core import candidate as cand_mod
+from memory_curator.core.candidate import Candidate
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.decide import JudgeVerdict
+from memory_curator.core.rules import Rules
 from memory_curator.index import rows as indexing
+from memory_curator.index.overlay import Overlay
+from memory_curator.index.querier import IndexQuerier
 from memory_curator.store import journal as journal_mod
 from memory_curator.store.writer import Files
 
@@ -374,6 +377,21 @@ def explode_on(marker: str, real: Callable[..., Any], where: Callable[..., str])
     return planted
 
 
+class PlantedQuerier(Overlay):
+    """The context's querier, with a bug planted: asked whether a candidate holding VICTIM is a
+    duplicate (a question of every decision), it raises."""
+
+    def duplicate_of(self, candidate: Candidate) -> str | None:
+        if "VICTIM" in candidate.note.text:
+            raise ValueError("planted bug for VICTIM")
+        return super().duplicate_of(candidate)
+
+
+def planted(ctx: Context, rules: Rules) -> PlantedQuerier:
+    """A querier factory (`Seams.querier`) giving the index's querier with the bug planted."""
+    return PlantedQuerier(IndexQuerier(ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files, env=ctx.env))
+
+
 def two_candidates(vault: Path) -> dict[str, Path]:
     return plant(
         vault,
@@ -384,12 +402,9 @@ def two_candidates(vault: Path) -> dict[str, Path]:
     )
 
 
-def test_a_bug_while_deciding_one_candidate_flags_it_and_the_sweep_goes_on(
-    vault, state, invoke, clock, monkeypatch
-) -> None:
+def test_a_bug_while_deciding_one_candidate_flags_it_and_the_sweep_goes_on(vault, state, invoke, clock) -> None:
     files = two_candidates(vault)
-    monkeypatch.setattr(sweep, "decide", explode_on("VICTIM", sweep.decide, lambda c, *a, **k: c.note.text))
-    out = by_path(sweep_json(invoke, vault, state, clock))
+    out = by_path(sweep_json(invoke, vault, state, clock, Seams(clock=clock, querier=planted)))
     victim = out[f"{AGENT}/victim.md"]
     assert victim["verdict"] == "needs_review"
     assert victim["reason"] == "internal error while deciding: ValueError: planted bug for VICTIM"
@@ -414,10 +429,9 @@ def test_when_even_flagging_fails_the_error_is_in_the_result_and_the_journal(
     vault, state, invoke, clock, monkeypatch
 ) -> None:
     files = two_candidates(vault)
-    monkeypatch.setattr(sweep, "decide", explode_on("VICTIM", sweep.decide, lambda c, *a, **k: c.note.text))
     real = sweep.compose.review_bytes
     monkeypatch.setattr(sweep.compose, "review_bytes", explode_on("VICTIM", real, lambda raw, *a: str(raw)))
-    out = sweep_json(invoke, vault, state, clock)
+    out = sweep_json(invoke, vault, state, clock, Seams(clock=clock, querier=planted))
     errors = [e for a in out["agents"] for e in a["errors"]]
     assert [e["inbox_path"] for e in errors] == [f"{AGENT}/victim.md"]
     assert errors[0]["error"].startswith("internal error while deciding: ValueError: planted bug for VICTIM;")
@@ -428,8 +442,8 @@ def test_when_even_flagging_fails_the_error_is_in_the_result_and_the_journal(
     assert [r["inbox"] for r in records] == [f"{AGENT}/victim.md"]
 
 
-def judged(vault: Path, state: Path, judge: sweep.Judge) -> sweep.SweepResult:
-    seams = Seams(clock=FixedClock(NOW), judge=fixed_judge(judge))
+def judged(vault: Path, state: Path, judge: sweep.Judge, querier: QuerierFactory = index_querier) -> sweep.SweepResult:
+    seams = Seams(clock=FixedClock(NOW), judge=fixed_judge(judge), querier=querier)
     return sweep.run(Context.build(vault, str(state), seams), None, sweep.Options())
 
 
@@ -441,7 +455,7 @@ def insight(slug: str) -> bytes:
     ).encode()
 
 
-def test_a_bug_while_gathering_one_candidate_for_the_judge_leaves_the_others_to_it(vault, state, monkeypatch) -> None:
+def test_a_bug_while_gathering_one_candidate_for_the_judge_leaves_the_others_to_it(vault, state) -> None:
     plant(vault, {f"{AGENT}/asked.md": insight("asked"), f"{AGENT}/victim.md": insight("victim") + b"VICTIM\n"})
     asked: list[str] = []
 
@@ -449,9 +463,7 @@ def test_a_bug_while_gathering_one_candidate_for_the_judge_leaves_the_others_to_
         asked.extend(c.inbox_path for c in candidates)
         return {c.inbox_path: JudgeVerdict(failure="no opinion") for c in candidates}, None
 
-    real = sweep.gather_facts
-    monkeypatch.setattr(sweep, "gather_facts", explode_on("VICTIM", real, lambda c, *a, **k: c.note.text))
-    result = judged(vault, state, judge)
+    result = judged(vault, state, judge, planted)
     assert asked == [f"{AGENT}/asked.md"]
     reasons = {a.inbox_path: a.reason for r in result.agents for a in r.actions}
     assert reasons[f"{AGENT}/victim.md"].startswith("internal error while deciding: ValueError: planted bug")
@@ -491,8 +503,7 @@ def test_check_status_and_submit_answer_despite_a_bug_on_one_candidate(
 ) -> None:
     files = two_candidates(vault)
     victim = files[f"{AGENT}/victim.md"]
-    monkeypatch.setattr(checking, "decide", explode_on("VICTIM", checking.decide, lambda c, *a, **k: c.note.text))
-    checked = invoke("check", str(victim), "--vault", str(vault), "--json", clock=clock)
+    checked = invoke("check", str(victim), "--vault", str(vault), "--json", seams=Seams(clock=clock, querier=planted))
     assert checked.exit_code == 0, checked.output
     reason = json.loads(checked.output)["data"]["reason"]
     assert reason == "internal error while deciding: ValueError: planted bug for VICTIM"

@@ -5,11 +5,13 @@ model as one-line errors. No test touches the network: the hub's download is mad
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from semantic_kit import word_vectors, write_model
@@ -173,30 +175,29 @@ def test_a_rebuilt_index_gets_its_vectors_back(index: ix.Index, model: semantic.
     assert semantic.sync(index.conn, model).embedded == 5
 
 
-def test_a_killed_build_resumes(index: ix.Index, model: semantic.Model, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(semantic, "EMBED_BATCH", 2)
-    real = semantic.Model.embed
-    calls: list[int] = []
+class DiesOnTheThirdBatch:
+    """The model's own encoder, killed (Ctrl-C) when asked for its third batch."""
 
-    def dies_on_the_third_batch(self: semantic.Model, texts: list[str]) -> object:
-        calls.append(len(texts))
-        if len(calls) == 3:
+    def __init__(self, encoder: Any) -> None:
+        self.encoder, self.calls = encoder, 0
+
+    def encode(self, sentences: Sequence[str], **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls == 3:
             raise KeyboardInterrupt
-        return real(self, texts)
+        return self.encoder.encode(sentences, **kwargs)
 
-    monkeypatch.setattr(semantic.Model, "embed", dies_on_the_third_batch)
+
+def test_a_killed_build_resumes(index: ix.Index, model: semantic.Model) -> None:
+    dying = dataclasses.replace(model, encoder=DiesOnTheThirdBatch(model.encoder))
     with pytest.raises(KeyboardInterrupt):
-        semantic.sync(index.conn, model)
+        semantic.sync(index.conn, dying, pace=semantic.Pace(batch=2))
     assert len(stored(index.conn)) == 4, "two batches were committed"
-    monkeypatch.setattr(semantic.Model, "embed", real)
     done = semantic.sync(index.conn, model)
     assert (done.embedded, done.rebuilt, done.vectors) == (1, False, 5)
 
 
-def test_the_progress_bar_advances_over_a_large_update(
-    index: ix.Index, model: semantic.Model, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(semantic, "PROGRESS_NOTES", 3)
+def test_the_progress_bar_advances_over_a_large_update(index: ix.Index, model: semantic.Model) -> None:
     seen: list[tuple[str, int]] = []
 
     from contextlib import contextmanager
@@ -206,15 +207,14 @@ def test_the_progress_bar_advances_over_a_large_update(
         seen.append(("total", total))
         yield lambda n: seen.append(("advance", n))
 
-    semantic.sync(index.conn, model, bar)  # type: ignore[arg-type]
+    semantic.sync(index.conn, model, bar, semantic.Pace(bar_from=3))  # type: ignore[arg-type]
     assert seen[0] == ("total", 5) and sum(n for what, n in seen if what == "advance") == 5
 
 
 # --- neighbours -------------------------------------------------------------------------------------
 
 
-def test_paraphrases_rank_first(index: ix.Index, model: semantic.Model, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(semantic, "QUERY_BLOCK", 3)  # four queries: two blocks
+def test_paraphrases_rank_first(index: ix.Index, model: semantic.Model) -> None:
     semantic.sync(index.conn, model)
     vectors = semantic.load_vectors(index.conn, model)
     names = paths(index.conn)
@@ -225,7 +225,7 @@ def test_paraphrases_rank_first(index: ix.Index, model: semantic.Model, monkeypa
         assert found[0][1] > 0.75 and found[1][1] < 0.5
         assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
     singles = [semantic.nearest(vectors, q, 3) for q in queries]
-    for many, one in zip(semantic.nearest_many(vectors, queries, 3), singles, strict=True):
+    for many, one in zip(semantic.nearest_many(vectors, queries, 3, block=3), singles, strict=True):  # two blocks
         assert [i for i, _ in many] == [i for i, _ in one]
         assert [s for _, s in many] == pytest.approx([s for _, s in one], abs=1e-6)
 

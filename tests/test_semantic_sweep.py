@@ -24,7 +24,6 @@ from memory_curator.core.decide import decide
 from memory_curator.core.errors import RulesError
 from memory_curator.core.facts import Facts, Neighbour
 from memory_curator.core.rules import parse
-from memory_curator.index import semantic
 from memory_curator.index.file_querier import FileQuerier
 from memory_curator.judge.client import gather
 from memory_curator.store.rules_file import DEFAULT_RULES as DEFAULT_RULES_FILE
@@ -294,7 +293,6 @@ def test_a_missing_extra_is_one_line_too(
 ) -> None:
     root = make_vault(empty_vault, model_dir)
     monkeypatch.setitem(sys.modules, "model2vec", None)  # `import model2vec` raises ImportError
-    monkeypatch.setattr(semantic, "extra_installed", lambda: False)
     write_candidate(root, "records.md", PARAPHRASE)
     result = invoke("run", "--vault", str(root), "--no-judge", "--settle", "0")
     said = [line for line in result.output.splitlines() if "semantic" in line]
@@ -423,11 +421,12 @@ def test_the_overlay_replaces_and_removes_indexed_notes_for_pairing(
     empty_vault: Path, model_dir: Path, tmp_path: Path
 ) -> None:
     """A note the sweep rewrote is paired by its new text, one it removed not at all."""
+    from memory_curator.index.overlay import Overlay
     from memory_curator.index.querier import open_querier
 
     root = make_vault(empty_vault, model_dir)
     (tmp_path / "state").mkdir()
-    querier = open_querier(root, load_for_vault(root), tmp_path / "state")
+    querier = Overlay(open_querier(root, load_for_vault(root), tmp_path / "state"))
     asked = "The company keeps client records in Germany."
     assert querier.semantic_similar(asked, 1)[0].path == "notes/hosting.md"
     querier.stage("notes/hosting.md", DINNER)

@@ -41,11 +41,15 @@ def real_judge(ctx: Context, settings: JudgeSettings) -> Judge | None:
 
 
 def index_querier(ctx: Context, rules: Rules) -> Querier:
-    """The vault's index, refreshed on the first question (an empty inbox never refreshes it)."""
+    """The vault's index, refreshed on the first question (an empty inbox never refreshes it),
+    under the overlay a sweep stages the notes it writes in (`core.facts.Staging`)."""
+    from memory_curator.index.overlay import Overlay
     from memory_curator.index.querier import IndexQuerier
 
-    return IndexQuerier(
-        ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files, progress=ctx.seams.progress, env=ctx.env
+    return Overlay(
+        IndexQuerier(
+            ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files, progress=ctx.seams.progress, env=ctx.env
+        )
     )
 
 

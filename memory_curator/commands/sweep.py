@@ -21,7 +21,7 @@ from memory_curator.core import compose, merge
 from memory_curator.core import plan as plans
 from memory_curator.core.decide import Decision, JudgeVerdict, decide
 from memory_curator.core.errors import CuratorError, OtherHost, UnsafePath
-from memory_curator.core.facts import Facts, Querier, gather_facts, with_neighbours
+from memory_curator.core.facts import Facts, Staging, gather_facts, staging, with_neighbours
 from memory_curator.core.names import printable
 from memory_curator.core.notes import Note, content_hash, parse
 from memory_curator.core.ownership import NOT_ITS_NOTE, curator_owned, judge_may_change
@@ -74,7 +74,7 @@ class Sweep:
     run_id: str
     now: dt.datetime
     executor: Executor
-    querier: Querier
+    querier: Staging
     reviewed: dict[str, str] = field(default_factory=dict)
     sightings: dict[str, stores.Sighting] = field(default_factory=dict)
     seq: int = 0
@@ -138,7 +138,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         new_run_id(now),
         now,
         Executor(ctx.root, ctx.state, journal, ctx.files),
-        ctx.querier(ctx, rules),
+        staging(ctx.querier(ctx, rules)),
         stores.load_ledger(ctx.state),
         stores.load_sightings(ctx.state),
         options=options,

@@ -20,7 +20,9 @@ from memory_curator.core.names import slugify
 from memory_curator.core.notes import Note, NotEditable, all_tags, content_hash, edit_frontmatter, parse
 from memory_curator.core.ownership import never_owned
 from memory_curator.core.privacy import privacy_tags
-from memory_curator.core.rules import BOOKKEEPING, PERSON_ONLY, Rules, Surface
+from memory_curator.core.rules import Rules
+from memory_curator.core.settings import PERSON_ONLY
+from memory_curator.core.surface import BOOKKEEPING, Surface
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 NEAR_MISS = 0.8  # difflib ratio from which an unknown key is named as a likely typo

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from memory_curator.core.rules import PLACEHOLDER_SOURCES, Settings
+from memory_curator.core.settings import PLACEHOLDER_SOURCES, Settings
 
 SOURCE_KEYS = ("source_url", "sources")
 

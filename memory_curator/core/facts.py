@@ -2,22 +2,23 @@
 
 `Querier` is the interface the sweep asks; `FileQuerier` answers exact-key questions by
 reading the note at the candidate's key path (the surface's path template). The FTS5
-index (`index_querier.IndexQuerier`) answers the same questions plus duplicates and neighbours.
-An overlay makes notes written earlier in the same sweep (or planned, in a dry run)
-visible to later candidates.
+index (`index.querier.IndexQuerier`) answers the same questions plus duplicates and neighbours.
+A sweep asks a `Staging` querier (`index.overlay.Overlay`), in which the notes it writes (or
+plans, in a dry run) are staged, visible to its later candidates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from memory_curator.core import merge
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.notes import Note, all_tags, wikilinks
 from memory_curator.core.ownership import on_surface
-from memory_curator.core.rules import Rules, Settings
+from memory_curator.core.rules import Rules
+from memory_curator.core.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ class Facts:
 
 
 class Querier(Protocol):
+    """The questions a decision asks of the vault (`index.questions`; `FileQuerier`)."""
+
     def note_at(self, rel: str) -> ExistingNote | None: ...
 
     def duplicate_of(self, candidate: Candidate) -> str | None: ...
@@ -97,9 +100,24 @@ class Querier(Protocol):
 
     def subject_notes(self, candidate: Candidate) -> list[ExistingNote]: ...
 
+    def notices(self) -> list[str]: ...  # one-line remarks for the sweep's report (semantic pairing off, and why)
+
+
+@runtime_checkable
+class Staging(Querier, Protocol):
+    """A querier a sweep also stages the notes it writes in, so that its later candidates see
+    them (`index.overlay.Overlay`; `FileQuerier`, which answers exact keys only)."""
+
     def stage(self, rel: str, text: str | None) -> None: ...
 
-    def notices(self) -> list[str]: ...  # one-line remarks for the sweep's report (semantic pairing off, and why)
+
+def staging(querier: Querier) -> Staging:
+    """The querier a sweep asks, as one it stages its notes in. Every querier factory gives one
+    (`Context.querier`'s type names the questions only): a querier that cannot stage is a bug,
+    met here rather than after the first write."""
+    if not isinstance(querier, Staging):
+        raise TypeError(f"{type(querier).__name__} cannot stage the notes a sweep writes")
+    return querier
 
 
 def gather_facts(

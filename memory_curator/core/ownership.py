@@ -19,15 +19,12 @@ An inbox candidate cannot make itself the person's: its own `source_skill: human
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memory_curator.core.names import nfc
+from memory_curator.core.rules import Rules
+from memory_curator.core.surface import NEVER_OWNED, Surface, surface_folder
 
-if TYPE_CHECKING:  # rules imports this module: no import cycle at run time
-    from memory_curator.core.rules import Rules, Surface
-
-NEVER_OWNED = ("_meta", "_inbox", "digests")  # top folders never curated (plus any dot-folder)
-HANDED_OVER = frozenset({"facts", "events", "persons", "projects", "research"})  # `curated` by default
 HUMAN_MARKS = (("source_skill", "human"), ("author", "user"))  # a note marked as a person's
 
 
@@ -58,30 +55,6 @@ def claims(frontmatter: Mapping[str, Any]) -> dict[str, Any]:
     """The keys with which a candidate claims to be a person's: hidden from the conditions,
     kept in its `curated_from` entry, never in the note."""
     return {key: frontmatter[key] for key, word in HUMAN_MARKS if _says(frontmatter.get(key), word)}
-
-
-def surface_folder(path_template: str) -> str | None:
-    """The fixed folder a surface's path template starts with (`facts/`), or None when its
-    first folder is a placeholder or it has none (`{slug}.md`)."""
-    head = path_template.split("{")[0]
-    folder = head.rsplit("/", 1)[0] if "/" in head else ""
-    return folder + "/" if folder else None
-
-
-def template_problem(path_template: str) -> str | None:
-    """Why a surface may not use this path template (None: it may): it would point into a
-    folder the curator never owns."""
-    parts = path_template.split("/")
-    if any(p.startswith(".") for p in parts):
-        return "the path may not point into a dot-folder (.obsidian/, .trash/, ...)"
-    head = path_template.split("{")[0]
-    first = head.split("/")[0].casefold()
-    into = "/" in head and first in NEVER_OWNED
-    # `_{slug}/x.md` could still become `_inbox/x.md`: a placeholder may complete the name
-    partial = "/" not in head and "/" in path_template and bool(first) and any(n.startswith(first) for n in NEVER_OWNED)
-    if into or partial:
-        return "the path may not point into _meta/, _inbox/ or digests/ (never curated)"
-    return None
 
 
 def on_surface(rel: str, surfaces: Iterable[Surface], curated_only: bool = False) -> bool:

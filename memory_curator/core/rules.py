@@ -3,22 +3,31 @@ immutable objects. Every problem is a RulesError naming the file and the line.""
 
 from __future__ import annotations
 
-import math
 import re
-import string
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
-from memory_curator.core import ownership
 from memory_curator.core.conditions import Cond, ConditionError, compile_condition
 from memory_curator.core.errors import RulesError
 from memory_curator.core.notes import content_hash
+from memory_curator.core.settings import (
+    NESTED,
+    SemanticSettings,
+    Unusable,
+    coerce,
+    judge_problem,
+    semantic_problem,
+    settings_problem,
+)
+from memory_curator.core.settings import JudgeSettings as JudgeSettings  # where some commands find it
+from memory_curator.core.settings import Settings as Settings
+from memory_curator.core.surface import BOOKKEEPING, HANDED_OVER, Surface, surface_folder, template_problem
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -30,9 +39,6 @@ _P = ParamSpec("_P")
 _BLOCK = re.compile(r"^(```+|~~~+)[ \t]*yaml[ \t]+curator-rules[ \t]*\r?$", re.MULTILINE)
 OUTCOMES = ("pass", "fail", "undecided")
 CRITERIA = ("novel", "sourced", "specific", "future_useful", "surprise_or_load_bearing")
-DEADLINE_MAX_SECONDS = 3600.0  # judge.deadline_seconds: one hour is already far more than any sweep needs
-SECONDS_MAX = 30 * 86400.0  # settle, ceiling and reconcile times: a month is already far more than any vault needs
-NEIGHBOURS_MAX = 1000
 RULES_MAX_BYTES = 1 << 20  # a rules file is a note a person edits: 1 MiB is far more than one needs
 # the frontmatter keys the curator itself reads (identity, provenance, merge), whatever the rules say
 CURATOR_FIELDS = (
@@ -41,36 +47,6 @@ CURATOR_FIELDS = (
     "tags", "aliases", "participants", "roles", "source_skill", "author", "load_bearing",
 )  # fmt: skip
 NOT_KEYS = ("surface", "agent", "body")  # what conditions see besides the frontmatter
-# agents' bookkeeping: kept in the candidate's audit copy, never carried into a durable note
-BOOKKEEPING = (
-    "model", "model_id", "model_name", "task_id", "run_id", "session_id", "trace_id", "request_id",
-    "conversation_id", "thread_id", "job_id", "tool_call_id", "prompt_id", "agent_version",
-    "tokens", "token_count", "cost", "cost_usd", "latency_ms", "temperature",
-)  # fmt: skip
-# source addresses that are no source: RFC 2606 / 6761 names (a rules setting adds more)
-PLACEHOLDER_SOURCES = ("example.com", "example.org", "example.net", "localhost", ".example", ".invalid", ".test")
-CONFIDENCE_WORDS = (("low", 1), ("medium", 2), ("high", 3))
-# fields only a person sets (`review`, `resolve`): a candidate's own value is a claim, hidden from the
-# conditions, kept in its audit copy, never carried into a durable note (design §2; a rules setting adds more)
-PERSON_ONLY = ("user_approved", "approved_by", "reviewed")
-# tags that mark content only a person may let out: never promoted or patched by a sweep, never sent to
-# the judge nor served to an agent (a rules setting adds more; docs/rules.md, "Privacy")
-PRIVACY_TAGS = ("do-not-share", "private", "secret")
-MAX_CANDIDATE_BYTES = 1 << 20  # an inbox file, `submit` or an MCP candidate over this is refused, never read
-
-
-@dataclass(frozen=True)
-class Surface:
-    name: str
-    type: str
-    path: str
-    key: tuple[str, ...]
-    required: tuple[str, ...]
-    curated: bool = False  # its folder is handed over to the curator (docs/rules.md, "Whose note is it")
-    not_carried: tuple[str, ...] = BOOKKEEPING  # keys left out of its durable notes
-
-    def placeholders(self) -> list[tuple[str, str | None]]:
-        return [(f, spec or None) for _, f, spec, _ in string.Formatter().parse(self.path) if f]
 
 
 @dataclass(frozen=True)
@@ -89,56 +65,6 @@ class DropRule:
     reason: str
     when: Cond | None
     judge_only: bool = False
-
-
-@dataclass(frozen=True)
-class JudgeSettings:
-    enabled: bool = True
-    model: str = "claude-haiku-5-5"
-    effort: str | None = None
-    max_tokens: int = 4096
-    timeout_seconds: float = 60.0
-    max_retries: int = 2
-    deadline_seconds: float = 60.0  # wall clock for all judge requests of one sweep, retries included
-    chunk_size: int = 20
-    neighbours: int = 5
-    breaker_fraction: float = 0.5
-    breaker_min: int = 5
-
-
-SEMANTIC_THRESHOLD = 0.75  # cosine at which a semantic neighbour leaves novelty open (docs/rules.md, "Similarity")
-NESTED = ("judge", "semantic")  # the settings that are mappings of their own
-
-
-@dataclass(frozen=True)
-class SemanticSettings:
-    """Opt-in semantic pairing (`index.semantic`): off while `model` is unset. A neighbour at or
-    above `threshold` (cosine) makes novelty undecided and is named; it never decides alone."""
-
-    model: str | None = None  # a model name under the models folder, or a folder (`./x`: beside the vault)
-    threshold: float = SEMANTIC_THRESHOLD
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.model)
-
-
-@dataclass(frozen=True)
-class Settings:
-    settle_seconds: float = 3.0
-    settle_ceiling_seconds: float = 3600.0
-    near_duplicate_score: float = 0.6
-    neighbours: int = 5
-    reconcile_seconds: float = 300.0
-    curator_host: str | None = None
-    mcp_allow_sweep: bool = False  # `memory-curator mcp` offers agents `sweep_now` (docs/mcp.md)
-    placeholder_sources: tuple[str, ...] = ()  # hosts / `.tld`s added to PLACEHOLDER_SOURCES
-    confidence_words: tuple[tuple[str, int], ...] = CONFIDENCE_WORDS  # `confidence: high` -> 3
-    person_only: tuple[str, ...] = PERSON_ONLY  # the rules' `person_only` list adds to these
-    privacy_tags: tuple[str, ...] = PRIVACY_TAGS  # the rules' `privacy_tags` list adds to these
-    max_candidate_bytes: int = MAX_CANDIDATE_BYTES
-    judge: JudgeSettings = field(default_factory=JudgeSettings)
-    semantic: SemanticSettings = field(default_factory=SemanticSettings)
 
 
 @dataclass(frozen=True)
@@ -309,17 +235,17 @@ class _Builder:
                 raise self.fail(f"surface {surface.name!r}: unknown placeholder {{{hole}}} in path", raw, name)
             if spec and hole != "date":
                 raise self.fail(f"surface {surface.name!r}: only {{date}} takes a format", raw, name)
-        problem = ownership.template_problem(surface.path)
+        problem = template_problem(surface.path)
         if problem:
             raise self.fail(f"surface {surface.name!r}: {problem}", raw, name)
 
     def _curated(self, surface: Surface, spec: Any) -> bool:
         """`curated`: the surface's folder is handed over to the curator. Default: true for the
         agent-fed surfaces (facts, events, persons, projects, research) that have a folder."""
-        folder = ownership.surface_folder(surface.path)
+        folder = surface_folder(surface.path)
         value = spec.get("curated")
         if value is None:
-            return surface.name in ownership.HANDED_OVER and folder is not None
+            return surface.name in HANDED_OVER and folder is not None
         if not isinstance(value, bool):
             raise self.fail(f"surface {surface.name!r}: curated must be true or false", spec, "curated")
         if value and folder is None:
@@ -428,95 +354,10 @@ class _Builder:
         return replace(default, **out)
 
     def _coerce(self, key: str, value: Any, current: Any, node: Any) -> Any:
-        if key == "placeholder_sources":
-            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise self.fail(f"setting {key!r} must be a list of host names", node, key)
-            return tuple(v.strip().casefold() for v in value)
-        if key in ("person_only", "privacy_tags"):
-            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise self.fail(f"setting {key!r} must be a list of {key.split('_')[-1]}", node, key)
-            added = [v.strip().lstrip("#") for v in value]
-            return tuple(dict.fromkeys([*current, *(v.casefold() if key == "privacy_tags" else v for v in added)]))
-        if key == "confidence_words":
-            words = value.items() if isinstance(value, dict) else ()
-            if not words or not all(isinstance(v, int) and not isinstance(v, bool) for _, v in words):
-                raise self.fail(f"setting {key!r} must map words to whole numbers (high: 3)", node, key)
-            return tuple({**dict(CONFIDENCE_WORDS), **{str(k).casefold(): int(v) for k, v in words}}.items())
-        if current is None or isinstance(current, str):  # text (curator_host, model, effort)
-            if value is None and current is None:
-                return None
-            if isinstance(value, dict | list) or value is None:
-                raise self.fail(f"setting {key!r} must be text", node, key)
-            return str(value)
-        kind = type(current)
-        if kind is bool and not isinstance(value, bool):
-            raise self.fail(f"setting {key!r} must be true or false", node, key)
-        if kind in (int, float) and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise self.fail(f"setting {key!r} must be a number", node, key)
-        if kind is int and isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-            raise self.fail(f"setting {key!r} must be a whole number", node, key)
         try:
-            return kind(value)
-        except OverflowError:  # an integer too large for a float
-            raise self.fail(f"setting {key!r} is out of range", node, key) from None
-
-
-def settings_problem(settings: Settings) -> tuple[str, str] | None:
-    """The first unusable sweep setting and why (None: all are usable)."""
-    limit = f"{SECONDS_MAX:g} seconds (30 days)"
-    for name, least in (("settle_seconds", 0.0), ("settle_ceiling_seconds", None), ("reconcile_seconds", None)):
-        value = getattr(settings, name)
-        low = value >= least if least is not None else value > 0
-        if not (math.isfinite(value) and low):
-            return name, "must be a positive number of seconds" if least is None else "must not be negative"
-        if value > SECONDS_MAX:
-            return name, f"must be at most {limit}"
-    if settings.max_candidate_bytes < 1024:
-        return "max_candidate_bytes", "must be at least 1024 (bytes)"
-    if not 0 <= settings.near_duplicate_score <= 1:
-        return "near_duplicate_score", "must be within 0..1"
-    if not 0 <= settings.neighbours <= NEIGHBOURS_MAX:
-        return "neighbours", f"must be within 0..{NEIGHBOURS_MAX}"
-    return None
-
-
-def judge_problem(settings: JudgeSettings) -> tuple[str, str] | None:
-    """The first unusable judge setting and why (None: all are usable). The one check of judge
-    settings: the rules loader and `run`'s overrides (judge.resolve_settings) both use it."""
-    if not settings.model:
-        return "model", "must not be empty"
-    for name in ("max_tokens", "chunk_size", "breaker_min"):
-        if getattr(settings, name) < 1:
-            return name, "must be at least 1"
-    for name in ("max_retries", "neighbours"):
-        if getattr(settings, name) < 0:
-            return name, "must not be negative"
-    if settings.neighbours > NEIGHBOURS_MAX:
-        return "neighbours", f"must be at most {NEIGHBOURS_MAX}"
-    if not 0 < settings.timeout_seconds < math.inf:
-        return "timeout_seconds", "must be a positive number of seconds"
-    if not 0 <= settings.breaker_fraction <= 1:
-        return "breaker_fraction", "must be within 0..1"
-    problem = deadline_problem(settings.deadline_seconds)
-    return ("deadline_seconds", problem) if problem else None
-
-
-def semantic_problem(settings: SemanticSettings) -> tuple[str, str] | None:
-    """The first unusable semantic setting and why (None: all are usable)."""
-    if settings.model is not None and not settings.model.strip():
-        return "model", "must not be empty (leave it out to turn semantic pairing off)"
-    if not 0 <= settings.threshold <= 1:
-        return "threshold", "must be within 0..1"
-    return None
-
-
-def deadline_problem(seconds: float) -> str | None:
-    """Why a judge deadline is unusable (None: it is fine): positive, finite, at most an hour."""
-    if not math.isfinite(seconds) or seconds <= 0:
-        return "must be a positive number of seconds"
-    if seconds > DEADLINE_MAX_SECONDS:
-        return f"must be at most {DEADLINE_MAX_SECONDS:g} seconds"
-    return None
+            return coerce(key, value, current)
+        except Unusable as exc:
+            raise self.fail(f"setting {key!r} {exc}", node, key) from None
 
 
 def _names(raw: Any) -> list[str]:

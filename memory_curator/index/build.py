@@ -26,7 +26,7 @@ import os
 import signal
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,13 +105,59 @@ def describe_chunk(
     return Described(notes, fts, names, len(rels), delta)
 
 
-def workers() -> int:
+def starting_worker() -> bool:
+    """Whether this is a worker process still importing its parent's main module: with spawn, a
+    script without a `__main__` guard runs its top level again in every worker."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+_WORKER: tuple[Path, Layout] | None = None
+
+
+def _start_worker(root: Path, layout: Layout) -> None:
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the writer's to handle: it stops the pool
+    _WORKER = (root, layout)
+
+
+def _work(rels: tuple[str, ...], first_id: int, racy_ns: int, count_terms: bool) -> Described:
+    assert _WORKER is not None, "a worker started without _start_worker"
+    root, layout = _WORKER
+    return describe_chunk(root, layout, rels, first_id, racy_ns, count_terms)
+
+
+def cores() -> int:
     """The cores this process may use (at most `MAX_WORKERS`)."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        usable = len(os.sched_getaffinity(0))
     except AttributeError:  # macOS
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_WORKERS))
+        usable = os.cpu_count() or 1
+    return max(1, min(usable, MAX_WORKERS))
+
+
+def spawn_pool(count: int, root: Path, layout: Layout) -> Executor:
+    """`count` worker processes, spawned, not forked: the caller may hold threads (a progress
+    bar, a watcher) and their locks."""
+    context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(count, context, initializer=_start_worker, initargs=(root, layout))
+
+
+@dataclass(frozen=True)
+class Workers:
+    """How a build spreads its reading: worker processes from `from_notes` notes on, `count`
+    of them (None: one per core), chunks of `chunk` notes; the pool they run in, what each
+    runs on a chunk (`work`) and how this process describes a chunk itself (`here`). A test
+    passes small chunks, a pool that cannot start, a worker that dies."""
+
+    from_notes: int = PARALLEL_NOTES
+    chunk: int = CHUNK
+    count: int | None = None
+    pool: Callable[[int, Path, Layout], Executor] = spawn_pool
+    work: Callable[[tuple[str, ...], int, int, bool], Described] = _work
+    here: Callable[[Path, Layout, Sequence[str], int, int, bool], Described] = describe_chunk
+
+
+WORKERS = Workers()
 
 
 @contextlib.contextmanager
@@ -122,18 +168,19 @@ def described(
     first_id: int,
     racy_ns: int,
     count_terms: bool,
-    parallel_from: int = PARALLEL_NOTES,
+    spread: Workers = WORKERS,
 ) -> Iterator[Iterator[Described]]:
     """The notes at `rels` (ids from `first_id`), described chunk by chunk, in order. Worker
-    processes when there are at least `parallel_from` of them and more than one core."""
-    chunks = [_Chunk(tuple(rels[at : at + CHUNK]), first_id + at) for at in range(0, len(rels), CHUNK)]
+    processes when there are at least `spread.from_notes` of them and more than one core."""
+    size = spread.chunk
+    chunks = [_Chunk(tuple(rels[at : at + size]), first_id + at) for at in range(0, len(rels), size)]
 
     def here(chunk: _Chunk) -> Described:
-        return describe_chunk(root, layout, chunk.rels, chunk.first_id, racy_ns, count_terms)
+        return spread.here(root, layout, chunk.rels, chunk.first_id, racy_ns, count_terms)
 
-    count = workers()
-    if len(rels) >= parallel_from and count > 1:
-        with _in_processes(root, layout, chunks, here, racy_ns, count_terms, count) as out:
+    count = spread.count or cores()
+    if len(rels) >= spread.from_notes and count > 1:
+        with _in_processes(spread, root, layout, chunks, here, racy_ns, count_terms, count) as out:
             yield out
     else:
         yield (here(chunk) for chunk in chunks)
@@ -141,6 +188,7 @@ def described(
 
 @contextlib.contextmanager
 def _in_processes(
+    spread: Workers,
     root: Path,
     layout: Layout,
     chunks: list[_Chunk],
@@ -152,10 +200,8 @@ def _in_processes(
     """Worker processes describe up to two chunks each ahead of the caller, who gets them in
     order. A chunk a worker could not describe (it died, the pool would not start, the rules
     would not pickle) is described here instead: slower, never different."""
-    try:  # spawn, not fork: the caller may hold threads (a progress bar, a watcher) and their locks
-        pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
-            count, multiprocessing.get_context("spawn"), initializer=_start_worker, initargs=(root, layout)
-        )
+    try:
+        pool: Executor | None = spread.pool(count, root, layout)
     except Exception:  # e.g. no semaphores in a sandbox
         pool = None
 
@@ -163,7 +209,7 @@ def _in_processes(
         if pool is None:
             return None
         try:
-            return pool.submit(_work, chunk.rels, chunk.first_id, racy_ns, count_terms)
+            return pool.submit(spread.work, chunk.rels, chunk.first_id, racy_ns, count_terms)
         except Exception:  # a broken pool: this chunk and the next are described here
             return None
 
@@ -187,24 +233,3 @@ def _in_processes(
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-
-
-def starting_worker() -> bool:
-    """Whether this is a worker process still importing its parent's main module: with spawn, a
-    script without a `__main__` guard runs its top level again in every worker."""
-    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
-
-
-_WORKER: tuple[Path, Layout] | None = None
-
-
-def _start_worker(root: Path, layout: Layout) -> None:
-    global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the writer's to handle: it stops the pool
-    _WORKER = (root, layout)
-
-
-def _work(rels: tuple[str, ...], first_id: int, racy_ns: int, count_terms: bool) -> Described:
-    assert _WORKER is not None, "a worker started without _start_worker"
-    root, layout = _WORKER
-    return describe_chunk(root, layout, rels, first_id, racy_ns, count_terms)

@@ -26,8 +26,9 @@ from memory_curator.core.compose import strip_trailing_marks
 from memory_curator.core.merge import norm_text
 from memory_curator.core.names import nfc, printable, slugify
 from memory_curator.core.notes import as_list, content_hash, frontmatter_tags, parse, strip_code
-from memory_curator.core.rules import Rules, Surface
+from memory_curator.core.rules import Rules
 from memory_curator.core.subject import first_heading
+from memory_curator.core.surface import Surface
 
 MIN_DUPLICATE_WORDS = 8
 QUERY_TERMS = 10  # terms in one similarity query (title and value first, then the rarest body terms)

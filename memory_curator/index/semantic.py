@@ -26,7 +26,7 @@ import importlib.util
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import platformdirs
 
 from memory_curator.core.errors import CuratorError
-from memory_curator.index.store import PROGRESS_NOTES, Progress
+from memory_curator.index.progress import PROGRESS_NOTES, Progress, bar_for
 
 if TYPE_CHECKING:
     import numpy as np
@@ -116,6 +116,18 @@ class VectorUpdate:
 
     def to_json(self) -> dict[str, Any]:
         return {"embedded": self.embedded, "removed": self.removed, "rebuilt": self.rebuilt, "vectors": self.vectors}
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How vectors are written: `batch` notes per transaction (a killed build resumes where it
+    stopped), and the context's bar shown for more than `bar_from` notes."""
+
+    batch: int = EMBED_BATCH
+    bar_from: int = PROGRESS_NOTES
+
+
+PACE = Pace()
 
 
 @dataclass(frozen=True)
@@ -258,38 +270,39 @@ def update(
     changed: Iterable[tuple[int, str]],
     removed: Iterable[int],
     progress: Progress | None = None,
+    pace: Pace = PACE,
 ) -> VectorUpdate:
     """Embed the changed notes (note id, text) and forget the removed ones, in batches of
-    `EMBED_BATCH`, each its own transaction unless the caller holds one. When the vectors were
+    `pace.batch`, each its own transaction unless the caller holds one. When the vectors were
     made by another model (or none), every note of the index is embedded instead, its text
     read back from the index's FTS table."""
     if prepare(conn, model):
-        return _everything(conn, model, progress)
+        return _everything(conn, model, progress, pace)
     gone = list(removed)
     with _transaction(conn):
         for start in range(0, len(gone), 500):
             chunk = gone[start : start + 500]
             conn.execute(f"DELETE FROM vectors WHERE note IN ({','.join('?' * len(chunk))})", chunk)
     total = len(changed) if isinstance(changed, Sized) else None
-    embedded = _embed_all(conn, model, changed, total, progress)
+    embedded = _embed_all(conn, model, changed, total, progress, pace)
     return VectorUpdate(embedded, len(gone), False, _count(conn))
 
 
-def sync(conn: sqlite3.Connection, model: Model, progress: Progress | None = None) -> VectorUpdate:
+def sync(conn: sqlite3.Connection, model: Model, progress: Progress | None = None, pace: Pace = PACE) -> VectorUpdate:
     """Bring the vectors in step with the index's notes, whatever happened since: a refresh
     (a changed note gets a new id), a rebuild, semantic pairing just turned on, a build that
     was killed half-way, another model. One call after every refresh is enough."""
     if prepare(conn, model):
-        return _everything(conn, model, progress)
+        return _everything(conn, model, progress, pace)
     notes = {ident for (ident,) in conn.execute("SELECT id FROM notes")}
     have = {ident for (ident,) in conn.execute("SELECT note FROM vectors")}
     new = sorted(notes - have)
-    return update(conn, model, _Sized(texts(conn, new), len(new)), sorted(have - notes), progress)
+    return update(conn, model, _Sized(texts(conn, new), len(new)), sorted(have - notes), progress, pace)
 
 
-def _everything(conn: sqlite3.Connection, model: Model, progress: Progress | None) -> VectorUpdate:
+def _everything(conn: sqlite3.Connection, model: Model, progress: Progress | None, pace: Pace) -> VectorUpdate:
     ids = [ident for (ident,) in conn.execute("SELECT id FROM notes ORDER BY id")]
-    embedded = _embed_all(conn, model, texts(conn, ids), len(ids), progress)
+    embedded = _embed_all(conn, model, texts(conn, ids), len(ids), progress, pace)
     return VectorUpdate(embedded, 0, True, _count(conn))
 
 
@@ -319,11 +332,12 @@ def _embed_all(
     todo: Iterable[tuple[int, str]],
     total: int | None,
     progress: Progress | None,
+    pace: Pace,
 ) -> int:
-    bar = progress if progress is not None and total is not None and total > PROGRESS_NOTES else _no_bar
+    bar = bar_for(progress, total or 0, pace.bar_from)
     done = 0
     with bar(total or 0) as advance:
-        for batch in _batches(todo, EMBED_BATCH):
+        for batch in _batches(todo, pace.batch):
             matrix = model.embed([text for _, text in batch])
             rows = [(ident, matrix[i].tobytes()) for i, (ident, _) in enumerate(batch)]
             with _transaction(conn):
@@ -368,9 +382,9 @@ def nearest(vectors: Vectors, vector: Matrix, k: int, skip: Collection[int] = ()
     return [(ident, score) for ident, score in found if ident not in skip][:k]
 
 
-def nearest_many(vectors: Vectors, queries: Matrix, k: int) -> list[list[tuple[int, float]]]:
-    """`nearest` for many query rows at once: one matrix product per block of `QUERY_BLOCK`
-    rows (what a sweep of many candidates can ask in one go)."""
+def nearest_many(vectors: Vectors, queries: Matrix, k: int, block: int = QUERY_BLOCK) -> list[list[tuple[int, float]]]:
+    """`nearest` for many query rows at once: one matrix product per `block` rows (what a
+    sweep of many candidates can ask in one go)."""
     np = _numpy()
     count = len(vectors)
     if k <= 0 or count == 0:
@@ -378,8 +392,8 @@ def nearest_many(vectors: Vectors, queries: Matrix, k: int) -> list[list[tuple[i
     take = min(count, k)
     out = []
     queries = np.asarray(queries, dtype=np.float32)
-    for start in range(0, len(queries), QUERY_BLOCK):
-        for row in queries[start : start + QUERY_BLOCK] @ vectors.matrix.T:
+    for start in range(0, len(queries), block):
+        for row in queries[start : start + block] @ vectors.matrix.T:
             top = np.arange(count) if take == count else np.argpartition(row, count - take)[count - take :]
             order = top[np.lexsort((vectors.ids[top], -row[top]))]
             out.append([(int(vectors.ids[i]), float(row[i])) for i in order])
@@ -437,11 +451,6 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-
-
-@contextlib.contextmanager
-def _no_bar(total: int) -> Iterator[Callable[[int], None]]:
-    yield lambda done: None
 
 
 def _batches(items: Iterable[tuple[int, str]], size: int) -> Iterator[list[tuple[int, str]]]:

@@ -16,7 +16,7 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,17 +26,16 @@ from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import NEVER_INDEXED
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
-from memory_curator.index import build
-from memory_curator.index.build import PARALLEL_NOTES
+from memory_curator.index import build, semantic
 from memory_curator.index.build import read_note as read_note  # where `querier` finds it
+from memory_curator.index.progress import Progress as Progress  # where the context finds it
+from memory_curator.index.progress import bar_for
 from memory_curator.index.rows import Layout, tokens
 from memory_curator.store.writer import FILES, Files
 
 SCHEMA_VERSION = 2  # 2: body_hash, headings and Unicode slugs among the names
 FILE_NAME = "index.sqlite3"
 RACY_NS = 2_000_000_000
-PROGRESS_NOTES = 300  # "more than a few hundred notes": a build or refresh that long shows a bar
-Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[int], None]]]  # total -> advance(n)
 HASH_BYTES = 32 * 1024 * 1024  # FTS5 buffers this much before writing a segment: half the CPU of 1 MB
 CRISIS_MERGE = 200  # while building: FTS5 merges only when this many segments of one size pile up
 SCHEMA = """
@@ -167,12 +166,12 @@ class Index:
         clock: Clock = SystemClock(),
         files: Files = FILES,
         progress: Progress | None = None,
-        parallel_from: int = PARALLEL_NOTES,
+        workers: build.Workers = build.WORKERS,
     ) -> None:
         self.root = root.resolve()
         self.files = files  # the writer's recipe for the rebuilt file
         self.progress = progress  # a bar for a build or refresh that reads many notes (a terminal only)
-        self.parallel_from = parallel_from  # notes to read from which worker processes describe them
+        self.workers = workers  # from how many notes to read, and how, worker processes describe them
         self.clock = clock  # the `built`/`refreshed` stamps, durations, and which mtimes are too recent
         self.layout = Layout(rules)
         self.rules = rules
@@ -349,13 +348,11 @@ class Index:
         while this process inserts. More than `PROGRESS_NOTES`: the context's bar (if any)
         advances chunk by chunk, unreadable notes included."""
         delta: Counter[str] = Counter()
-        bar = self.progress if self.progress is not None and len(files) > PROGRESS_NOTES else _no_bar
+        bar = bar_for(self.progress, len(files))
         racy = int(self.clock.timestamp() * 1e9) - RACY_NS
         with (
             bar(len(files)) as advance,
-            build.described(
-                self.root, self.layout, list(files), first_id, racy, count_terms, self.parallel_from
-            ) as chunks,
+            build.described(self.root, self.layout, list(files), first_id, racy, count_terms, self.workers) as chunks,
         ):
             for chunk in chunks:
                 conn.executemany(_INSERT_NOTES, chunk.notes)
@@ -403,8 +400,6 @@ class Index:
 
     def _vector_stats(self, meta: dict[str, str]) -> dict[str, Any] | None:
         """The semantic vectors' count, size and model, when semantic pairing ever stored any."""
-        from memory_curator.index import semantic  # it imports this module
-
         if not conn_has(self.conn, "vectors"):
             return None
         count = int(self.conn.execute("SELECT count(*) FROM vectors").fetchone()[0])
@@ -413,11 +408,6 @@ class Index:
         except (ValueError, AttributeError):
             model = None
         return {"count": count, "bytes": semantic.index_bytes(self.conn), "model": model}
-
-
-@contextlib.contextmanager
-def _no_bar(total: int) -> Iterator[Callable[[int], None]]:
-    yield lambda done: None
 
 
 def conn_has(conn: sqlite3.Connection, table: str) -> bool:

@@ -37,7 +37,8 @@ from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
 from memory_curator.core.privacy import withheld
-from memory_curator.core.rules import JudgeSettings, Rules, judge_problem
+from memory_curator.core.rules import Rules
+from memory_curator.core.settings import JudgeSettings, judge_problem
 from memory_curator.core.text import iso
 from memory_curator.judge.prompt import (
     PROMPT_VERSION,
@@ -105,7 +106,7 @@ def _coerce(raw: str, current: Any, source: str) -> Any:
 
 
 def _check(settings: JudgeSettings) -> None:
-    """The rules loader's own check (rules.judge_problem): `rules check` and `run` agree."""
+    """The rules loader's own check (settings.judge_problem): `rules check` and `run` agree."""
     problem = judge_problem(settings)
     if problem:
         raise CuratorError(f"judge setting {problem[0]}: {problem[1]}")

@@ -19,7 +19,8 @@ from memory_curator.core.candidate import Candidate
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.notes import content_hash, parse
 from memory_curator.core.ownership import NOT_ITS_NOTE, judge_may_change
-from memory_curator.core.rules import CRITERIA, JudgeSettings, Rules
+from memory_curator.core.rules import CRITERIA, Rules
+from memory_curator.core.settings import JudgeSettings
 
 PROMPT_VERSION = "1"
 CANDIDATE_CHARS = 6000  # per candidate text sent; the rest is cut (and said to be cut)

@@ -170,7 +170,7 @@ def phase_sweep(root: Path, state: Path, model_dir: Path, queries: int, seed: in
     from dataclasses import replace
 
     from memory_curator.core.candidate import build
-    from memory_curator.core.rules import SemanticSettings
+    from memory_curator.core.settings import SemanticSettings
     from memory_curator.index.querier import IndexQuerier
 
     rules = load_for_vault(root)

@@ -1,0 +1,183 @@
+"""The sweep's overlay: the index querier's answers with the notes this sweep wrote (or, in a
+dry run, would have written) laid over them, so that its later candidates see the earlier
+ones. A note a sweep promotes or patches is `stage`d; one it removed is staged as None. The
+next refresh of the index reads the real files.
+
+Every question is the index querier's (`questions.Questions`): here only the primitives change,
+each the index's answer less the notes the overlay replaced or removed, plus the staged notes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memory_curator.core.candidate import Candidate
+from memory_curator.core.facts import Neighbour, other_body_owner
+from memory_curator.index import semantic
+from memory_curator.index.querier import IndexQuerier
+from memory_curator.index.questions import Found, Questions, Ranked, key_first, near
+from memory_curator.index.rows import Row, bm25, describe, tokens
+
+if TYPE_CHECKING:
+    from memory_curator.index.semantic import Matrix
+
+
+@dataclass(frozen=True)
+class _Staged:
+    text: str
+    row: Row
+    counts: Counter[str]  # its words, as FTS5 would count them
+
+
+class Overlay(Questions):
+    """The querier a sweep asks and stages its notes in (`core.facts.Staging`): `base`, the
+    index querier, with the staged notes laid over its answers."""
+
+    def __init__(self, base: IndexQuerier) -> None:
+        super().__init__()
+        self.base = base
+        self.rules, self.layout = base.rules, base.layout
+        self.staged: dict[str, _Staged | None] = {}  # path -> the note staged there, None: removed
+        self._staged_df: Counter[str] = Counter()  # what the staged notes add to (or take from) the index's df
+        self._new_paths: set[str] = set()  # staged notes the index does not hold
+        self._hidden_ids: set[int] = set()  # indexed notes the overlay replaced or removed
+        self._holders: dict[str, set[str]] = {}  # word -> staged notes holding it
+        self._vectors: dict[str, Matrix] = {}  # staged path -> its vector, embedded when first asked
+
+    def stage(self, rel: str, text: str | None) -> None:
+        """Make a note this sweep wrote (or removed: None) visible to later candidates."""
+        self.generation += 1
+        self._vectors.pop(rel, None)
+        if rel not in self.staged and not self._hide_indexed(rel):
+            self._new_paths.add(rel)
+        previous = self.staged.get(rel)
+        if previous is not None:
+            self._staged_df.subtract(previous.counts.keys())
+            for word in previous.counts:
+                self._holders[word].discard(rel)
+        if text is None:
+            self.staged[rel] = None
+            return
+        row = describe(rel, text.encode("utf-8"), self.layout)
+        counts = Counter(tokens(f"{row.title} {row.value} {row.body}"))
+        self._staged_df.update(counts.keys())
+        for word in counts:
+            self._holders.setdefault(word, set()).add(rel)
+        self.staged[rel] = _Staged(text, row, counts)
+
+    def _hide_indexed(self, rel: str) -> bool:
+        """Take an indexed note's words out of the frequencies (the overlay replaces it)."""
+        found = self.base.indexed(rel)
+        if found is None:
+            return False
+        ident, words = found
+        self._hidden_ids.add(ident)
+        self._staged_df.subtract(set(tokens(words)))
+        return True
+
+    def _visible(self, path: str) -> bool:
+        """An indexed path the overlay has not replaced or removed."""
+        return path not in self.staged
+
+    def _notes(self) -> Iterator[tuple[str, _Staged]]:
+        return ((p, s) for p, s in self.staged.items() if s is not None)
+
+    def notices(self) -> list[str]:
+        return self.base.notices()
+
+    # --- exact answers ---------------------------------------------------------------------
+
+    def paths_for_key(self, rel: str) -> list[str]:
+        found = [p for p, s in self._notes() if p == rel or s.row.key == rel]
+        return key_first(found + [p for p in self.base.paths_for_key(rel) if self._visible(p)], rel)
+
+    def named(self, name: str) -> list[str]:
+        found = [p for p, s in self._notes() if name in s.row.names]
+        return list(dict.fromkeys(found + [p for p in self.base.named(name) if self._visible(p)]))
+
+    def events_on(self, day: str) -> list[str]:
+        found = [p for p, s in self._notes() if s.row.day == day]
+        return list(dict.fromkeys(found + [p for p in self.base.events_on(day) if self._visible(p)]))
+
+    def copies(self, candidate: Candidate, digest: str | None, bare: str | None) -> list[str]:
+        found = [p for p, s in self._notes() if digest and s.row.text_hash == digest]
+        found += [p for p, s in self._notes() if bare and s.row.body_hash == bare and not _other(candidate, s.row)]
+        return found + [p for p in self.base.copies(candidate, digest, bare) if self._visible(p)]
+
+    def with_stem(self, stem: str) -> list[tuple[str, str | None]]:
+        found = [(p, surface) for p, surface in self.base.with_stem(stem) if self._visible(p)]
+        return found + [(p, s.row.surface) for p, s in self._notes() if s.row.stem == stem]
+
+    def paths_naming(self, words: tuple[str, ...], every: bool = True) -> list[str]:
+        return [p for p in self.base.paths_naming(words, every) if self._visible(p)]
+
+    def text(self, path: str) -> str | None:
+        staged = self.staged.get(path)
+        return staged.text if staged is not None else self.base.text(path)
+
+    # --- similarity ------------------------------------------------------------------------
+
+    def frequencies(self, words: list[str]) -> dict[str, int]:
+        indexed = self.base.frequencies(words)
+        return {w: indexed[w] + self._staged_df[w] for w in words}
+
+    def count(self) -> int:
+        """The index's notes, plus new ones staged, less indexed ones removed."""
+        removed = sum(1 for p, s in self.staged.items() if s is None and p not in self._new_paths)
+        return self.base.count() + sum(1 for p in self._new_paths if self.staged.get(p) is not None) - removed
+
+    def avg_words(self) -> float:
+        return self.base.avg_words()
+
+    def ranked(self, words: tuple[str, ...], df: dict[str, int], total: int, count: int) -> list[Ranked]:
+        """The index's best notes (as many more as it has notes the overlay hides), less those,
+        plus the staged notes holding a word, scored by the same BM25."""
+        hidden = len(self.staged) - len(self._new_paths)
+        best = [found for found in self.base.ranked(words, df, total, count + hidden) if self._visible(found[1])]
+        holders = set().union(*(self._holders.get(w, ()) for w in words)) if self.staged else set()
+        for path in holders:
+            staged = self.staged[path]
+            assert staged is not None
+            best.append((bm25(words, staged.counts, staged.row.words, self.avg_words(), df, total), path, -1))
+        return best
+
+    def found(self, ranked: list[tuple[str, int]]) -> list[Found]:
+        indexed = {f.path: f for f in self.base.found([(p, rowid) for p, rowid in ranked if rowid >= 0])}
+        out = []
+        for path, rowid in ranked:
+            staged = self.staged.get(path) if rowid < 0 else None
+            if staged is not None:
+                row = staged.row
+                out.append(Found(path, row.title, row.key, row.value, f"{row.title} {row.value} {row.body}"))
+            elif path in indexed:
+                out.append(indexed[path])
+        return out
+
+    def semantic_pairing(self) -> semantic.Pairing | None:
+        return self.base.semantic_pairing()
+
+    def closest(self, pairing: semantic.Pairing, vector: Matrix, k: int) -> list[tuple[float, str]]:
+        """The index's closest notes but those the overlay replaced, plus every staged note."""
+        found = [(s, p) for s, p in self.base.closest(pairing, vector, k, self._hidden_ids) if self._visible(p)]
+        return found + [(float(self._vector(path, pairing) @ vector), path) for path, _ in self._notes()]
+
+    def _vector(self, path: str, pairing: semantic.Pairing) -> Matrix:
+        if path not in self._vectors:
+            staged = self.staged[path]
+            assert staged is not None
+            row = staged.row
+            self._vectors[path] = pairing.model.embed([semantic.note_text(row.title, row.value, row.body)])[0]
+        return self._vectors[path]
+
+    def neighbour(self, path: str, score: float) -> Neighbour:
+        staged = self.staged.get(path)
+        if staged is None:
+            return self.base.neighbour(path, score)
+        return near(path, staged.row.title, score, staged.text, staged.row.key, staged.row.value)
+
+
+def _other(candidate: Candidate, row: Row) -> bool:
+    return other_body_owner(candidate, Neighbour(row.path, "", 1.0, key=row.key, value=row.value))

@@ -1,0 +1,283 @@
+"""The questions a decision asks (`core.facts.Querier`), written once over what a view of the
+vault's notes answers: the index alone (`querier.IndexQuerier`) or the index with the notes a
+sweep wrote laid over it (`overlay.Overlay`). A view gives the primitives (which notes hold a
+key, a name, a stem, a word; their texts and word frequencies); the questions combine them, so
+that both views answer alike.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from memory_curator.core import subject
+from memory_curator.core.candidate import Candidate
+from memory_curator.core.facts import ExistingNote, Neighbour
+from memory_curator.core.names import RULES_PATH, nfc, slugify
+from memory_curator.core.notes import parse
+from memory_curator.core.ownership import curator_owned, never_owned, on_surface
+from memory_curator.core.rules import Rules
+from memory_curator.index import semantic, similarity
+from memory_curator.index.rows import QUERY_TERMS, Layout, body_hash, candidate_parts, choose_terms, terms, text_hash
+
+if TYPE_CHECKING:
+    from memory_curator.index.semantic import Matrix
+
+MIN_SCORE = 0.02  # below this a "neighbour" shares only words most notes hold
+META = RULES_PATH.split("/")[0] + "/"
+RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity.score`
+Ranked = tuple[float, str, int]  # BM25 score, path, rowid (-1: a staged note)
+Cached = tuple[str, str, int, int]  # inbox path, its hash, k, the view's generation
+
+
+@dataclass(frozen=True)
+class Found:
+    """What `similarity.score` reads of a ranked note: its text as the index holds it."""
+
+    path: str
+    title: str
+    key: str | None
+    value: str
+    text: str  # title, value and body as indexed
+
+
+class Questions(ABC):
+    """The questions, over the primitives a view gives (the abstract methods below).
+    `generation` changes whenever the view's notes do: cached neighbours are per generation."""
+
+    rules: Rules
+    layout: Layout
+
+    def __init__(self) -> None:
+        self.generation = 0
+        self._near: dict[Cached, list[Neighbour]] = {}
+        self._paired: dict[Cached, list[Neighbour]] = {}
+
+    # --- what a view answers ---------------------------------------------------------------
+
+    @abstractmethod
+    def paths_for_key(self, rel: str) -> list[str]:
+        """Notes at this key path, or whose own key fields name it: the path itself first."""
+
+    @abstractmethod
+    def named(self, name: str) -> list[str]:
+        """Notes with this slugified name (title, alias, slug, file name, first heading)."""
+
+    @abstractmethod
+    def events_on(self, day: str) -> list[str]:
+        """Event notes dated `day` (YYYY-MM-DD)."""
+
+    @abstractmethod
+    def copies(self, candidate: Candidate, digest: str | None, bare: str | None) -> list[str]:
+        """Notes with the candidate's text hash (`digest`), or with its body hash (`bare`)
+        unless they carry another key or value (`facts.other_body_owner`)."""
+
+    @abstractmethod
+    def with_stem(self, stem: str) -> list[tuple[str, str | None]]:
+        """(path, surface) of the notes whose file name, folded, is `stem`."""
+
+    @abstractmethod
+    def paths_naming(self, words: tuple[str, ...], every: bool = True) -> list[str]:
+        """Notes whose folders and file name hold every (or any) distinctive word."""
+
+    @abstractmethod
+    def text(self, path: str) -> str | None:
+        """The note's text as the view holds it; None when there is none."""
+
+    @abstractmethod
+    def frequencies(self, words: list[str]) -> dict[str, int]:
+        """Document frequency per word."""
+
+    @abstractmethod
+    def count(self) -> int:
+        """How many notes the view holds."""
+
+    @abstractmethod
+    def avg_words(self) -> float:
+        """The indexed notes' average length in words (BM25's)."""
+
+    @abstractmethod
+    def ranked(self, words: tuple[str, ...], df: dict[str, int], total: int, count: int) -> list[Ranked]:
+        """At least the `count` best notes for these words by BM25, unsorted."""
+
+    @abstractmethod
+    def found(self, ranked: list[tuple[str, int]]) -> list[Found]:
+        """The text of each ranked (path, rowid), in that order."""
+
+    @abstractmethod
+    def semantic_pairing(self) -> semantic.Pairing | None:
+        """The semantic model and vectors; None when the rules name none or it is unavailable."""
+
+    @abstractmethod
+    def closest(self, pairing: semantic.Pairing, vector: Matrix, k: int) -> list[tuple[float, str]]:
+        """At least the k notes closest to `vector` as (cosine, path), unsorted."""
+
+    @abstractmethod
+    def neighbour(self, path: str, score: float) -> Neighbour:
+        """The note at `path` as a neighbour scored `score`."""
+
+    @abstractmethod
+    def notices(self) -> list[str]:
+        """One-line remarks for the sweep's report: why semantic pairing is off, when it is."""
+
+    # --- exact answers ---------------------------------------------------------------------
+
+    def note_at(self, rel: str) -> ExistingNote | None:
+        for path in self.paths_for_key(rel):
+            text = self.text(path)
+            if text is not None:
+                return self.parsed(path, text)
+        return None
+
+    def parsed(self, path: str, text: str) -> ExistingNote:
+        note = parse(text)
+        return ExistingNote(path, text, note, curator_owned(path, note.frontmatter, self.rules))
+
+    def duplicate_of(self, candidate: Candidate) -> str | None:
+        """A note with the candidate's normalised text (title, value, body), or with its body
+        alone when neither carries another key or value (`facts.other_body_owner`): a verbatim copy
+        under a new title is a duplicate; a template's boilerplate body under another fact is not."""
+        title, value, body = candidate_parts(candidate.frontmatter, candidate.note.body)
+        digest, bare = text_hash(title, value, body), body_hash(body)
+        if digest is None and bare is None:
+            return None
+        own = candidate.target
+        return min(self.copies(candidate, digest, bare), key=lambda p: (own is not None and p == own, p), default=None)
+
+    def links_to_durable(self, links: list[str]) -> bool:
+        """A wikilink that resolves (by path or by file name, as Obsidian does) to a note on a
+        declared surface."""
+        for link in links:
+            target = nfc(link.strip().removesuffix(".md")).casefold()
+            for path, surface in self.with_stem(target.rsplit("/", 1)[-1]):
+                folded = nfc(path[:-3]).casefold()
+                if surface and ("/" not in target or folded == target or folded.endswith("/" + target)):
+                    return True
+        return False
+
+    def match_name(self, text: str) -> list[str]:
+        """Notes whose title, alias, slug or file name is `text` once slugified (case, accents,
+        punctuation folded)."""
+        name = slugify(text)
+        return self.named(name) if name else []
+
+    def subject_notes(self, candidate: Candidate) -> list[ExistingNote]:
+        """Notes anywhere in the vault about what the candidate is about (`core.subject`): not
+        its own key path (that is `note_at`), nothing the curator never owns (`_meta/`…).
+        A fact's note is one named for its entity that speaks of its predicate, or one named
+        for its predicate (`Refund policy.md`) that speaks of its entity."""
+        wanted = subject.ask(candidate)
+        found: list[ExistingNote] = []
+        by_name = {p for name in wanted.names for p in self.match_name(name)}
+        named = sorted(by_name)
+        by_predicate: list[str] = []
+        if wanted.entity:
+            named += self.paths_naming(wanted.entity)
+            by_predicate = self.paths_naming(wanted.predicate, every=False)
+        for path in dict.fromkeys([*named, *by_predicate]):
+            if path in (candidate.target, candidate.inbox_path) or never_owned(path):
+                continue
+            text = self.text(path)
+            if not text or (path in named and not subject.speaks_of(wanted.predicate, f"{path} {text}")):
+                continue
+            note = self.parsed(path, text)
+            if path not in by_name and not _about_by_words(candidate, wanted, note):
+                continue
+            if wanted.day and _other_day(note, wanted.day, self.layout):
+                continue
+            found.append(replace(note, found_by="name" if path in by_name else "words"))
+        return found
+
+    # --- similarity ------------------------------------------------------------------------
+
+    def neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
+        """The k closest notes by BM25 over the candidate's title, value and rarest body words,
+        each scored in [0, 1] (`similarity.score`)."""
+        title, value, body = candidate_parts(candidate.frontmatter, candidate.note.body)
+        cache_key = (candidate.inbox_path, candidate.digest, k, self.generation)
+        if cache_key not in self._near:
+            self._near[cache_key] = self.similar(f"{title} {value}", body, k)
+        return self._near[cache_key]
+
+    def semantic_neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
+        """The k notes closest in meaning (cosine of the model's vectors, best first); none
+        when the rules name no model or it is unavailable."""
+        title, value, body = candidate_parts(candidate.frontmatter, candidate.note.body)
+        cache_key = (candidate.inbox_path, candidate.digest, k, self.generation)
+        if cache_key not in self._paired:
+            text = semantic.note_text(title, value, body)
+            self._paired[cache_key] = self.semantic_similar(text, k, skip=candidate.inbox_path)
+        return self._paired[cache_key]
+
+    def similar(self, head: str, body: str, k: int) -> list[Neighbour]:
+        """The k notes closest to a text (`head`: its title and value): found by BM25 over its
+        rarest words, scored by `similarity.score` (1.0: the same text)."""
+        head_words, body_words = terms(head), terms(body)
+        df = self.frequencies([*head_words, *body_words])
+        total = self.count()
+        words = choose_terms(head_words, body_words, df, total) or _commonest_last([*head_words, *body_words], df)
+        if not words or k <= 0:
+            return []
+        best = sorted(self.ranked(words, df, total, k + RESCORED), key=lambda item: (-item[0], item[1]))
+        found = self.found([(path, rowid) for _, path, rowid in best[: k + RESCORED]])
+        text = f"{head}\n{body}"
+        probe = similarity.probe(text, self.frequencies(terms(text)), total, self.avg_words())
+        scored = sorted(
+            ((similarity.score(probe, f.text), f) for f in found), key=lambda item: (-item[0], item[1].path)
+        )
+        return [
+            near(f.path, f.title, score, self.text(f.path) or "", f.key, f.value)
+            for score, f in scored[:k]
+            if score >= MIN_SCORE
+        ]
+
+    def semantic_similar(self, text: str, k: int, skip: str | None = None) -> list[Neighbour]:
+        """The k notes whose vectors are closest to this text's, with a positive cosine (not
+        `skip`: the note itself, when `check` asks about a vault note)."""
+        pairing = self.semantic_pairing()
+        if pairing is None or k <= 0 or not text.strip():
+            return []
+        vector = pairing.model.embed([text])[0]
+        scored = sorted(self.closest(pairing, vector, k), key=lambda item: (-item[0], item[1]))
+        kept = [(score, path) for score, path in scored if score > 0 and path != skip and pairable(path)][:k]
+        return [self.neighbour(path, min(1.0, score)) for score, path in kept]
+
+
+def near(path: str, title: str, score: float, text: str, key: str | None, value: str) -> Neighbour:
+    """A neighbour as shown: its title, else its file name; its score to four places."""
+    return Neighbour(path, title or path.rsplit("/", 1)[-1][:-3], round(score, 4), text, key, value)
+
+
+def key_first(paths: list[str], rel: str) -> list[str]:
+    """Each path once, the key path itself first, then by path."""
+    return sorted(dict.fromkeys(paths), key=lambda p: (p != rel, p))
+
+
+def pairable(path: str) -> bool:
+    """Not the rules file (nor anything under `_meta/`): it speaks of every kind of note and
+    is nobody's neighbour."""
+    return not path.startswith(META)
+
+
+def _commonest_last(words: list[str], df: dict[str, int]) -> tuple[str, ...]:
+    """Words every query would skip as too common (`query --text sync`), rarest first: a text
+    made only of such words is still searched."""
+    held = sorted((w for w in dict.fromkeys(words) if df.get(w, 0) > 0), key=lambda w: (df[w], w))
+    return tuple(held[:QUERY_TERMS])
+
+
+def _about_by_words(candidate: Candidate, wanted: subject.Ask, note: ExistingNote) -> bool:
+    """A note found by the words of its path is the fact's note when it speaks of the
+    entity and the predicate; never a note of the candidate's own surface (there, another
+    path is another key: `facts/widget-3/size.md` is not `widget-7`'s)."""
+    if candidate.surface is not None and on_surface(note.path, [candidate.surface]):
+        return False
+    text = f"{note.path} {note.text}"
+    return subject.speaks_of(wanted.entity, text, share=1.0) and subject.speaks_of(wanted.predicate, text)
+
+
+def _other_day(note: ExistingNote, day: str, layout: Layout) -> bool:
+    """An event note dated another day: the same title, another event (a weekly meeting)."""
+    surface = layout.surface_of(note.path, note.frontmatter)
+    return surface is not None and surface.type == "event" and str(note.frontmatter.get("date"))[:10] != day
