@@ -30,6 +30,7 @@ from memory_curator.core.notes import NotEditable, content_hash, edit_frontmatte
 from memory_curator.core.ownership import curator_owned, never_owned
 from memory_curator.core.result import Action
 from memory_curator.core.rules import Rules
+from memory_curator.core.text import one_line
 from memory_curator.index.file_querier import FileQuerier
 from memory_curator.store import recovery, writer
 from memory_curator.store.executor import Executor
@@ -81,10 +82,6 @@ SETTLED = {  # how a person settled a contradiction, in the journalled reason
 }
 
 T = TypeVar("T")
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def vault_file(root: Path, path: str | Path) -> tuple[str, Path]:

@@ -604,7 +604,7 @@ def watch_unit(job: Job, home: Path, env: dict[str, str], system: str) -> tuple[
 
 
 def _host_notes(root: Path) -> list[str]:
-    from memory_curator.commands.sweep import host_refusal
+    from memory_curator.core.hosts import host_refusal
     from memory_curator.store.rules_file import load_for_vault
 
     refusal = host_refusal(load_for_vault(root).settings.curator_host, socket.gethostname())

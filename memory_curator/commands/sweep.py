@@ -22,14 +22,14 @@ from memory_curator.core import plan as plans
 from memory_curator.core.decide import Decision, JudgeVerdict, decide
 from memory_curator.core.errors import CuratorError, OtherHost, UnsafePath
 from memory_curator.core.facts import Facts, Querier, gather_facts, with_neighbours
-from memory_curator.core.names import printable
+from memory_curator.core.hosts import host_refusal
 from memory_curator.core.notes import Note, content_hash, parse
 from memory_curator.core.ownership import NOT_ITS_NOTE, curator_owned, judge_may_change
 from memory_curator.core.plan import Plan, Step
 from memory_curator.core.reasons import reason_code
 from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.core.rules import JudgeSettings, Rules
-from memory_curator.core.text import TOO_LARGE, too_large
+from memory_curator.core.text import TOO_LARGE, describe, one_line, too_large
 from memory_curator.index.store import IndexUnavailable
 from memory_curator.store import recovery, stores, writer
 from memory_curator.store.executor import Executor
@@ -108,20 +108,6 @@ class Sweep:
 
 def new_run_id(now: dt.datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
-
-
-def host_refusal(curator_host: str | None, here: str) -> str | None:
-    """The line a sweep prints instead of sweeping on a machine that is not the curator host.
-
-    Names compare case-insensitively and by their first label ('mini' = 'Mini.local').
-    """
-    if not curator_host or _short_host(curator_host) == _short_host(here):
-        return None
-    return f"not the curator host: the rules name {curator_host!r} (curator_host), this is {here!r}; nothing done"
-
-
-def _short_host(name: str) -> str:
-    return name.strip().casefold().split(".")[0]
 
 
 def run(ctx: Context, scope: Path | None, options: Options = Options()) -> SweepResult:
@@ -421,7 +407,7 @@ def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | Non
         sweep.stage = "composing"
         return apply(sweep, candidate, decision)
     except (OSError, writer.Conflict, UnsafePath) as exc:
-        return Failure(candidate.inbox_path, _describe(exc, (sweep.root / candidate.inbox_path).exists()))
+        return Failure(candidate.inbox_path, describe(exc, (sweep.root / candidate.inbox_path).exists()))
     except IndexUnavailable:
         raise
     except Exception as exc:
@@ -456,13 +442,7 @@ def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception) -> Action
     if not sweep.dry_run:
         with contextlib.suppress(Exception):  # the result still carries it
             sweep.journal.append({**record, "error": reason})
-    return Failure(candidate.inbox_path, _describe(RuntimeError(reason), still_there))
-
-
-def one_line(exc: BaseException, limit: int = 300) -> str:
-    """`ValueError: …` on one printable line (a reason is written into the file and shown)."""
-    text = printable(f"{type(exc).__name__}: {exc}")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return Failure(candidate.inbox_path, describe(RuntimeError(reason), still_there))
 
 
 def _decide(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> tuple[Facts, Decision]:
@@ -473,13 +453,6 @@ def _decide(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | Non
         facts = with_neighbours(facts, candidate, sweep.querier)
         decision = decide(candidate, sweep.rules, facts, verdict)
     return facts, decision
-
-
-def _describe(exc: BaseException, still_there: bool = True) -> str:
-    what = f"{exc.strerror} ({type(exc).__name__})" if isinstance(exc, OSError) and exc.strerror else str(exc)
-    if still_there:
-        return f"{what}; left in the inbox"
-    return f"{what} after the inbox file was removed; the next sweep checks its destination is durable"
 
 
 def _action(

@@ -48,8 +48,8 @@ from memory_curator.judge.prompt import (
     Shown,
     build_prompt,
     failed,
+    flat_line,
     map_answers,
-    one_line,
     stored,
     to_verdict,
 )
@@ -445,7 +445,7 @@ def describe(exc: BaseException) -> str:
         return "connection failed"
     if isinstance(exc, anthropic.APIStatusError):
         return _status_cause(exc.status_code)
-    return f"{type(exc).__name__}: {one_line(str(exc), 120)}"
+    return f"{type(exc).__name__}: {flat_line(str(exc), 120)}"
 
 
 # --- the verdict cache (state directory) --------------------------------------------------------
