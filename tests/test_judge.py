@@ -33,6 +33,7 @@ from memory_curator.core.facts import Neighbour, gather_facts
 from memory_curator.core.rules import CRITERIA, parse
 from memory_curator.core.settings import JudgeSettings
 from memory_curator.index.file_querier import FileQuerier
+from memory_curator.judge import cache as cache_mod
 from memory_curator.judge import client as judge_mod
 from memory_curator.judge import prompt as judge_prompt
 from memory_curator.store.rules_file import load_for_vault
@@ -650,7 +651,7 @@ def test_the_deadline_cuts_a_slow_drip(judged) -> None:
         "memory-curator: judge request 1/1 failed (2 candidates left undecided): deadline"
     ]
     assert out["judge"]["failures"] == 2
-    assert not (judged.state / judge_mod.CACHE_FILE).exists(), "failures are not cached"
+    assert not (judged.state / cache_mod.CACHE_FILE).exists(), "failures are not cached"
 
 
 @pytest.mark.slow  # waits out its 1.5 s deadline
@@ -747,10 +748,10 @@ def test_a_50_mb_reason_is_cut_before_it_is_stored(vault: Path, tmp_path: Path) 
     ok = judge_prompt.map_answers(
         judge_prompt.Batch.model_validate({"verdicts": [answer("c1", reason=huge)]}), prompt, rules, MODEL
     )[item.candidate.inbox_path]
-    cache = judge_mod.VerdictCache(tmp_path / judge_mod.CACHE_FILE)
+    cache = cache_mod.VerdictCache(tmp_path / cache_mod.CACHE_FILE)
     cache.put("k", ok)
     cache.save()
-    assert (tmp_path / judge_mod.CACHE_FILE).stat().st_size < 5_000
+    assert (tmp_path / cache_mod.CACHE_FILE).stat().st_size < 5_000
     # an old cache entry that holds a huge reason is cut when read back, too
     cache.entries["k"]["answer"]["reason"] = huge
     again = cache.get("k", item)
@@ -765,12 +766,12 @@ def test_a_huge_reason_reaches_the_journal_cut(judged) -> None:
     [record] = [r for r in journal(judged.state) if r["event"] == "judge"]
     assert len(record["raw"]["reason"]) == judge_prompt.STORED_CHARS
     assert (judged.state / "journal.jsonl").stat().st_size < 20_000
-    assert (judged.state / judge_mod.CACHE_FILE).stat().st_size < 5_000
+    assert (judged.state / cache_mod.CACHE_FILE).stat().st_size < 5_000
 
 
 def test_the_cache_is_written_with_the_state_file_recipe(judged) -> None:
     judged.candidates(1)
     judged.run()
-    assert judged.files.written.count(judged.state / judge_mod.CACHE_FILE) == 1
-    assert json.loads((judged.state / judge_mod.CACHE_FILE).read_text())
+    assert judged.files.written.count(judged.state / cache_mod.CACHE_FILE) == 1
+    assert json.loads((judged.state / cache_mod.CACHE_FILE).read_text())
     assert [p.name for p in judged.state.iterdir() if p.name.endswith(".tmp")] == []

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_curator.core import candidate as cand
-from memory_curator.core.merge import compare, history_sources, history_values, merge, norm_text, norm_url, note_diff
+from memory_curator.core.comparison import compare, history_sources, history_values, norm_text, norm_url
+from memory_curator.core.merge import merge, note_diff
 from memory_curator.core.notes import all_tags, as_list, parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load
 
@@ -499,7 +500,7 @@ def _yaml_list(key: str, items: list[str], style: str) -> list[str]:
 
 
 def _sources(fm: dict) -> set[str]:
-    from memory_curator.core.merge import sources_of
+    from memory_curator.core.comparison import sources_of
 
     return {norm_url(s) for s in [*sources_of(fm), *history_sources(fm)]}
 

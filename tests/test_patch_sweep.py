@@ -12,6 +12,7 @@ from safety_kit import FaultyOS
 
 from memory_curator.commands import sweep as sweep_mod
 from memory_curator.commands.context import Context, Seams, fixed_judge
+from memory_curator.core import merge as merge_mod
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.notes import parse
 from memory_curator.store.writer import Files
@@ -260,14 +261,14 @@ def test_crlf_and_bom_note_is_patched_in_its_own_style(vault: Path, write_candid
 
 def test_a_person_saving_the_note_mid_patch_wins(vault: Path, write_candidate, run, monkeypatch) -> None:
     """Compare-and-swap: the note changed between our read and our write, so nothing is written."""
-    real = sweep_mod.merge.merge
+    real = merge_mod.merge
     edited = b"---\ntype: fact\nentity: obsidian\npredicate: file-format\n---\nI rewrote this in Obsidian.\n"
 
     def merge_while_a_person_saves(text, candidate, now, **mode):
         (vault / NOTE).write_bytes(edited)
         return real(text, candidate, now, **mode)
 
-    monkeypatch.setattr(sweep_mod.merge, "merge", merge_while_a_person_saves)
+    monkeypatch.setattr(merge_mod, "merge", merge_while_a_person_saves)
     inbox = write_candidate(vault, "more.md", ADDS_SOURCE)
     out = run()
     assert out["patched"] == 0 and [e["inbox_path"] for e in out["errors"]] == ["_inbox/agent-a/more.md"]

@@ -447,7 +447,7 @@ def test_host_refusal_is_pure() -> None:
 
 
 def schedule_host(wanted: str | None, here: str) -> str | None:
-    from memory_curator.commands.sweep import host_refusal
+    from memory_curator.core.hosts import host_refusal
 
     return host_refusal(wanted, here)
 

@@ -1,4 +1,4 @@
-"""The small shared helpers, each written once: times, durations, lists (core/text), the
+"""The small shared helpers, each written once: times, durations, lists, one-line reasons (core/text), the
 curator's trailing mark lines (core/compose), where a vault's state lives (store/state)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory_curator.core.compose import DROP_MARK, REVIEW_MARK, strip_drop_mark, strip_review_mark, strip_trailing_marks
-from memory_curator.core.text import duration_seconds, iso, parse_time, split_list
+from memory_curator.core.text import ERROR_CHARS, describe, duration_seconds, iso, one_line, parse_time, split_list
 from memory_curator.store.state import state_folder, vault_id
 
 UTC = dt.UTC
@@ -114,3 +114,18 @@ def test_state_folder_explicit_then_environment_then_per_vault(tmp_path: Path) -
     default = state_folder(vault, None, env={})
     assert default.parent.name == "vaults" and default.name == vault_id(vault)
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()  # nothing is created
+
+
+def test_one_line_folds_a_text_and_escapes_an_error() -> None:
+    assert one_line("  too\n  long\tago \x1b ") == "too long ago \x1b"  # a person's reason: folded, whole
+    assert one_line("x" * 500) == "x" * 500
+    assert one_line("abcdef", 4) == "abc…"
+    assert one_line(ValueError("bad\nname \x1b[31m")) == "ValueError: bad\\nname \\x1b[31m"
+    cut = one_line(ValueError("y" * 1000))
+    assert len(cut) == ERROR_CHARS and cut.endswith("…")
+
+
+def test_describe_says_where_the_candidate_is() -> None:
+    assert describe(OSError(28, "No space left on device")) == "No space left on device (OSError); left in the inbox"
+    gone = describe(RuntimeError("boom"), still_there=False)
+    assert gone == "boom after the inbox file was removed; the next sweep checks its destination is durable"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from loop_kit import INSIGHT, PATCHING, UNSOURCED, fail, sweep
 
-from memory_curator.commands import undo as undo_mod
+from memory_curator.commands import planning
 from memory_curator.commands.log import Entry
 from memory_curator.core.compose import dropped_text
 from memory_curator.core.notes import content_hash
@@ -155,8 +155,8 @@ def test_a_drop_is_undone_from_its_audit_copy_when_the_store_is_gone(
 def test_from_dropped_recovers_the_exact_original() -> None:
     for original in (b"abc\n", b"abc", b"x\r\ny\r\n", b""):
         copy = dropped_text(original, "a reason", NOW)
-        assert undo_mod.from_dropped(copy, content_hash(original)) == original
-    assert undo_mod.from_dropped(b"no audit line\n", content_hash(b"no audit line")) is None
+        assert planning.from_dropped(copy, content_hash(original)) == original
+    assert planning.from_dropped(b"no audit line\n", content_hash(b"no audit line")) is None
 
 
 def test_plan_refuses_what_the_journal_cannot_take_back() -> None:
@@ -165,7 +165,7 @@ def test_plan_refuses_what_the_journal_cannot_take_back() -> None:
         return Entry(None, "r", 1, verdict, "_inbox/a/x.md", "facts/x/y.md", "", None, "done", None, {**base, **record})
 
     known = {"sha256:aa": b"original", "sha256:cc": b"pre-image"}
-    steps = undo_mod.plan(entry("patch"), known.get, lambda _: None)
+    steps = planning.undo_steps(entry("patch"), known.get, lambda _: None)
     assert not isinstance(steps, str)
     assert [(s.op, s.path, s.data, s.expected) for s in steps] == [
         ("keep", "", b"original", None),  # kept first: recovery can finish an interrupted undo
@@ -174,9 +174,9 @@ def test_plan_refuses_what_the_journal_cannot_take_back() -> None:
         ("replace", "facts/x/y.md", b"pre-image", "sha256:bb"),
         ("hold", "_inbox/a/x.md", None, content_hash(b"original")),  # held: the next sweep leaves it
     ]
-    assert undo_mod.plan(entry("patch", before_hash="sha256:zz"), known.get, lambda _: None) == (
+    assert planning.undo_steps(entry("patch", before_hash="sha256:zz"), known.get, lambda _: None) == (
         "the note's pre-image was not kept"
     )
-    assert undo_mod.plan(entry("promote", after_hash=None), known.get, lambda _: None) == (
+    assert planning.undo_steps(entry("promote", after_hash=None), known.get, lambda _: None) == (
         "the journal does not say enough to undo this"
     )

@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_curator.core import candidate as cand
+from memory_curator.core.comparison import norm_text
 from memory_curator.core.compose import promoted_text
-from memory_curator.core.merge import merge, norm_text
+from memory_curator.core.merge import merge
 from memory_curator.core.notes import BOM, parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load
 

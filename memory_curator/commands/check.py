@@ -18,7 +18,7 @@ from memory_curator.core.facts import Facts, gather_facts
 from memory_curator.core.names import INBOX, ROOT_AGENT
 from memory_curator.core.notes import render
 from memory_curator.core.rules import Rules
-from memory_curator.core.text import too_large
+from memory_curator.core.text import one_line, too_large
 from memory_curator.index.store import IndexUnavailable
 from memory_curator.store.paths import oversize, read_capped
 
@@ -90,8 +90,6 @@ def check_text(
     """The verdict `text` would get now. `with_context` adds what it was compared with (the
     note with its key, its nearest notes) and what it lacks to be promoted (MCP's
     `check_candidate`)."""
-    from memory_curator.commands.sweep import one_line
-
     rules = ctx.rules
     note = payload_text(text, origin)
     explanation: list[str] = []

@@ -1,10 +1,11 @@
 """What a person (or an agent acting for one) does with one inbox item: promote it, patch it
 into a chosen note, or drop it with a reason.
 
-Each action is planned by the sweep's own planners and applied by the one executor, so it takes
-the same lock, writes through the same writer and is journalled like a sweep's verdict, under a run id of its own
-(which `undo` accepts). The name of the person is kept in the journalled reason, and a drop's
-audit line reads `dropped by memory-curator: <reason> (by <person>)`.
+Each action is planned by the sweep's own planners (`commands.planning`) and applied by the one
+executor, so it takes the same lock, writes through the same writer and is journalled like a
+sweep's verdict, under a run id of its own (which `undo` accepts). The name of the person is
+kept in the journalled reason, and a drop's audit line reads `dropped by memory-curator:
+<reason> (by <person>)`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,25 @@ import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from memory_curator.commands import sweep
 from memory_curator.commands.context import Context
+from memory_curator.commands.planning import (
+    NOT_UTF8,
+    Planned,
+    Planning,
+    Target,
+    action,
+    landing,
+    new_run_id,
+    patch_plan,
+    plan_for,
+    read_target,
+    refusal,
+)
 from memory_curator.core import candidate as cand
 from memory_curator.core import merge
 from memory_curator.core.clock import Clock
@@ -26,11 +40,12 @@ from memory_curator.core.decide import Decision
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
 from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT, is_candidate_name
-from memory_curator.core.notes import NotEditable, content_hash, edit_frontmatter, parse
-from memory_curator.core.ownership import curator_owned, never_owned
+from memory_curator.core.notes import NotEditable, content_hash, edit_frontmatter
+from memory_curator.core.ownership import never_owned
+from memory_curator.core.plan import Numbering
 from memory_curator.core.result import Action
 from memory_curator.core.rules import Rules
-from memory_curator.index.file_querier import FileQuerier
+from memory_curator.core.text import one_line
 from memory_curator.store import recovery, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal
@@ -79,12 +94,6 @@ SETTLED = {  # how a person settled a contradiction, in the journalled reason
     "old": "the old value kept, the new one in history",
     "both": "both values kept, flagged as a contradiction",
 }
-
-T = TypeVar("T")
-
-
-def one_line(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 def vault_file(root: Path, path: str | Path) -> tuple[str, Path]:
@@ -135,6 +144,16 @@ class Done:
         return {"run_id": self.run_id, **self.action.to_json()}
 
 
+@dataclass(frozen=True)
+class Run:
+    """One journalled run of a person's actions (one action, or a bulk choice): what its plans
+    are built from, the executor they go through, and their numbering."""
+
+    planning: Planning
+    executor: Executor
+    numbers: Numbering = field(default_factory=Numbering)
+
+
 @dataclass
 class Desk:
     """A person's actions on one vault; each one is its own journalled run."""
@@ -183,10 +202,10 @@ class Desk:
 
     def promote(self, rel: str, surface: str | None = None) -> Done:
         """Promote to the computed target, or to the surface the person picked."""
-        with self._sweep() as run:
+        with self._run() as run:
             return self._promote(run, rel, surface)
 
-    def _promote(self, run: sweep.Sweep, rel: str, surface: str | None) -> Done:
+    def _promote(self, run: Run, rel: str, surface: str | None) -> Done:
         raw, candidate = self.read(rel)
         if surface:
             candidate = self._as_surface(candidate, raw, surface)
@@ -213,38 +232,34 @@ class Desk:
         note changed since is refused), and stays theirs: no `curated_from`, no `updated_at`.
         `settle` is the person's answer to a value contradiction (`merge.settled`).
         """
-        with self._sweep() as run:
-            run.settle = settle
-            return self._patch(run, rel, target, confirmed, seen)
+        with self._run() as run:
+            return self._patch(run, rel, target, confirmed, seen, settle)
 
-    def _patch(self, run: sweep.Sweep, rel: str, target: str, confirmed: bool, seen: str | None) -> Done:
-        _, candidate = self.read(rel)
-        if candidate.note.problem:
-            raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
-        note = self._durable(target)
-        raw = safe_join(self.root, note).read_bytes()
-        owned = self._owned(note, raw)
-        if seen is not None and content_hash(raw) != seen:
-            raise CuratorError(f"{note} changed since you saw the diff; nothing done")
-        if not owned:
-            if not confirmed:
-                raise CuratorError(f"{note}: {PERSONS_NOTE}")
-            run.confirmed = frozenset({note})
-        self._check_merge(candidate, note, run, person=not owned)
+    def _patch(
+        self, run: Run, rel: str, target: str, confirmed: bool, seen: str | None, settle: merge.Settle | None = None
+    ) -> Done:
+        candidate, note = self._patching(rel, target)
+        if seen is not None and content_hash(note.raw) != seen:
+            raise CuratorError(f"{note.path} changed since you saw the diff; nothing done")
+        if not note.owned and not confirmed:
+            raise CuratorError(f"{note.path}: {PERSONS_NOTE}")
+        merged = _merged(note, candidate, run.planning.now, settle)
         surface = candidate.surface.name if candidate.surface else None
-        how = f" ({SETTLED[run.settle]})" if run.settle else ""
-        decision = Decision("patch", f"patched into {note} by {self.user}{how}", surface, note)
-        return self._apply(run, candidate, decision)
+        how = f" ({SETTLED[settle]})" if settle else ""
+        decision = Decision("patch", f"patched into {note.path} by {self.user}{how}", surface, note.path)
+        return self._apply(
+            run, candidate, decision, partial(patch_plan, run.planning, candidate, decision, note, merged)
+        )
 
     def drop(self, rel: str, reason: str) -> Done:
         """Drop to `.dropped/` with the person's reason in the audit line."""
         why = one_line(reason)
         if not why:
             raise CuratorError("a drop needs a reason")
-        with self._sweep() as run:
+        with self._run() as run:
             return self._drop(run, rel, why)
 
-    def _drop(self, run: sweep.Sweep, rel: str, why: str) -> Done:
+    def _drop(self, run: Run, rel: str, why: str) -> Done:
         _, candidate = self.read(rel)
         surface = candidate.surface.name if candidate.surface else None
         decision = Decision("drop", f"{why} (by {self.user})", surface, rule=PERSON_RULE)
@@ -260,20 +275,20 @@ class Desk:
             raise CuratorError("a drop needs a reason")
         if verb == "patch":
             note = self._durable(detail or "")
-            if not self._owned(note, safe_join(self.root, note).read_bytes()):
+            if not read_target(self.root, self.rules, note).owned:
                 raise CuratorError(f"{note}: a note of your own is patched one item at a time (each diff confirmed)")
         done: list[Done] = []
         refused: list[tuple[str, str]] = []
-        with self._sweep() as run:
+        with self._run() as run:
             for rel in rels:
                 try:
                     done.append(self._one_of_bulk(run, rel, choice))
                 except CuratorError as exc:
                     refused.append((rel, str(exc)))
                 tick()
-            return Bulk(run.run_id, tuple(done), tuple(refused))
+            return Bulk(run.planning.run_id, tuple(done), tuple(refused))
 
-    def _one_of_bulk(self, run: sweep.Sweep, rel: str, choice: Choice) -> Done:
+    def _one_of_bulk(self, run: Run, rel: str, choice: Choice) -> Done:
         verb, detail = choice
         if verb != "drop" and self.read(rel)[1].privacy:
             raise CuratorError(f"{rel}: private content is approved one item at a time, never in bulk")
@@ -286,30 +301,29 @@ class Desk:
         raise CuratorError(f"unknown choice {verb!r}")
 
     @contextmanager
-    def _sweep(self) -> Iterator[sweep.Sweep]:
+    def _run(self) -> Iterator[Run]:
         now = self.ctx.clock.now()
         with locked(self.ctx, self.wait) as executor:
-            yield sweep.Sweep(
-                self.ctx,
-                self.rules,
-                sweep.new_run_id(now),
-                now,
-                executor,
-                FileQuerier(self.root, self.rules),
-            )
+            yield Run(Planning(self.root, self.rules, now, new_run_id(now), self.ctx.files), executor)
 
-    def _apply(self, run: sweep.Sweep, candidate: cand.Candidate, decision: Decision) -> Done:
+    def _apply(
+        self, run: Run, candidate: cand.Candidate, asked: Decision, build: Callable[[int], Planned] | None = None
+    ) -> Done:
+        """Plan (`build`, else the sweep's planner of the verdict) and execute; a plan that turned
+        into needs_review on the way (a symlink where a note would go) is reported as refused."""
         try:
-            action = sweep.apply(run, candidate, decision)
+            decision, plan = run.numbers.take(build or partial(plan_for, run.planning, candidate, asked))
+            moved = landing(run.planning, plan)
+            moved = run.executor.execute(plan).get(plan.dest or "", moved)
         except writer.Conflict:
             raise CuratorError(f"{candidate.inbox_path} changed while it was being written; nothing done") from None
         except FileExistsError as exc:
-            raise CuratorError(f"{decision.target or exc.filename}: already exists; nothing done") from None
+            raise CuratorError(f"{asked.target or exc.filename}: already exists; nothing done") from None
         except OSError as exc:
             raise CuratorError(f"{candidate.inbox_path}: {exc.strerror or exc}; left in the inbox") from None
-        if action.verdict != decision.verdict:
-            raise CuratorError(f"{candidate.inbox_path}: not {decision.verdict}ed: {action.reason}")
-        return Done(action, run.run_id)
+        if decision.verdict != asked.verdict:
+            raise CuratorError(f"{candidate.inbox_path}: not {asked.verdict}ed: {decision.reason}")
+        return Done(action(candidate, decision, moved_to=moved), run.planning.run_id)
 
     def _as_surface(self, candidate: cand.Candidate, raw: bytes, name: str) -> cand.Candidate:
         """The candidate as the surface the person picked (its `type` set); the inbox file's
@@ -336,44 +350,19 @@ class Desk:
     def preview(self, rel: str, target: str, settle: merge.Settle | None = None) -> Preview:
         """What a patch into `target` would change (a person's note or the curator's), as the
         plan would write it; refused like `patch` would be. Nothing is written."""
+        candidate, note = self._patching(rel, target)
+        merged = _merged(note, candidate, self.ctx.clock.now(), settle)
+        assert note.text is not None  # `_merged` refuses a note that is not text
+        diff = merge.note_diff(note.path, note.text, merged.text)
+        return Preview(note.path, diff, content_hash(note.raw), not note.owned, settle)
+
+    def _patching(self, rel: str, target: str) -> tuple[cand.Candidate, Target]:
+        """The item and the durable note it would be patched into, read once."""
         _, candidate = self.read(rel)
         if candidate.note.problem:
             raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
         note = self._durable(target)
-        raw = safe_join(self.root, note).read_bytes()
-        person = not self._owned(note, raw)
-        merged = self._merged(candidate, note, raw, self.ctx.clock.now(), person=person, settle=settle)
-        diff = merge.note_diff(note, raw.decode("utf-8"), merged.text)
-        return Preview(note, diff, content_hash(raw), person, settle)
-
-    def _owned(self, note: str, raw: bytes) -> bool:
-        return curator_owned(note, parse(raw).frontmatter, self.rules)
-
-    def _check_merge(self, candidate: cand.Candidate, note: str, run: sweep.Sweep, person: bool = False) -> None:
-        """Refuse, before writing anything, a patch the merge would refuse or that adds nothing
-        (the sweep would flag the candidate instead; a person gets the reason)."""
-        self._merged(candidate, note, safe_join(self.root, note).read_bytes(), run.now, person, run.settle)
-
-    def _merged(
-        self,
-        candidate: cand.Candidate,
-        note: str,
-        raw: bytes,
-        now: dt.datetime,
-        person: bool,
-        settle: merge.Settle | None = None,
-    ) -> merge.Merged:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise CuratorError(f"cannot patch {note}: the note is not UTF-8 text") from None
-        merged = merge.merge(text, candidate, now, person=person, settle=settle)
-        if merged.contradiction:
-            choices = "review: n takes the new value, k keeps the old, b keeps both"
-            raise CuratorError(f"cannot patch {note}: {merged.refused} ({choices})")
-        if merged.refused or not merged.changed:
-            raise CuratorError(f"cannot patch {note}: {merged.refused or 'the candidate adds nothing to it'}")
-        return merged
+        return candidate, read_target(self.root, self.rules, note)
 
     def _durable(self, target: str) -> str:
         """A durable note of this vault a person may patch into, as a vault-relative path."""
@@ -396,6 +385,21 @@ class Desk:
         if not path.is_file():
             raise CuratorError(f"{rel}: no such note")
         return rel
+
+
+def _merged(note: Target, candidate: cand.Candidate, now: dt.datetime, settle: merge.Settle | None) -> merge.Merged:
+    """The patch's one merge, refused before anything is written by the sweep's own rule
+    (`planning.refusal`): the person is told why, and how a contradiction is settled."""
+    if note.text is None:
+        raise CuratorError(f"cannot patch {note.path}: {NOT_UTF8}")
+    merged = note.merged(candidate, now, settle)
+    if merged.contradiction:
+        choices = "review: n takes the new value, k keeps the old, b keeps both"
+        raise CuratorError(f"cannot patch {note.path}: {merged.refused} ({choices})")
+    why = refusal(merged, nothing="the candidate adds nothing to it")
+    if why:
+        raise CuratorError(f"cannot patch {note.path}: {why}")
+    return merged
 
 
 def _first_heading(body: str) -> str | None:

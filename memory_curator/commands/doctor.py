@@ -20,9 +20,9 @@ from typing import Any
 
 from memory_curator.commands import schedule
 from memory_curator.commands.context import Machine
-from memory_curator.commands.sweep import host_refusal
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError, RulesError
+from memory_curator.core.hosts import host_refusal
 from memory_curator.core.names import DROPPED, INBOX, RULES_PATH, printable
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import parse_time

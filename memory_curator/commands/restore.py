@@ -13,15 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator.commands import sweep
 from memory_curator.commands.context import Context
 from memory_curator.commands.desk import locked, vault_file
 from memory_curator.commands.log import entries
+from memory_curator.commands.planning import new_run_id, restore_plan
 from memory_curator.core import compose
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT
-from memory_curator.core.notes import content_hash
-from memory_curator.core.plan import Plan, Step, keep
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores, writer
 from memory_curator.store.paths import safe_join
@@ -53,7 +51,7 @@ def restore(ctx: Context, dropped: str | Path, wait: bool = False) -> Restored:
         if dest.exists() or dest.is_symlink():
             raise CuratorError(f"{target} already exists; not restored (rename or move that file first)")
         data = compose.with_review_tag(compose.strip_drop_mark(text)).encode("utf-8")
-        plan = restore_plan(sweep.new_run_id(now), target, rel, raw, data, f"restored by {ctx.user}")
+        plan = restore_plan(new_run_id(now), target, rel, raw, data, f"restored by {ctx.user}")
         try:
             executor.execute(plan)
         except FileExistsError:
@@ -64,20 +62,6 @@ def restore(ctx: Context, dropped: str | Path, wait: bool = False) -> Restored:
             raise CuratorError(f"{rel}: cannot restore: {exc.strerror or exc}; check {target}") from None
         stores.hold_for_review(ctx.root, ctx.state, executor.held, ctx.files)
     return Restored(rel, target, plan.run)
-
-
-def restore_plan(run: str, inbox: str, dropped: str, raw: bytes, data: bytes, reason: str) -> Plan:
-    """The dropped copy's bytes kept (so `undo` can put it back), the item written back to the
-    inbox, then the copy removed; the item is held for review, so the rule that dropped it
-    does not drop it again."""
-    steps = (
-        keep(raw),
-        Step("create", inbox, data),
-        Step("remove", dropped, expected=content_hash(raw)),
-        Step("hold", inbox, expected=content_hash(data)),
-    )
-    record = {"reason": reason, "before_hash": content_hash(raw), "after_hash": content_hash(data)}
-    return Plan(run, 1, "restore", inbox, dropped, steps, record)
 
 
 def dropped_item(root: Path, path: str | Path) -> tuple[str, str]:

@@ -17,6 +17,7 @@ from memory_curator.commands.desk import PERSONS_NOTE, Desk, Done, Preview, inbo
 from memory_curator.commands.status import InboxItem, scan_inbox
 from memory_curator.core import candidate as cand
 from memory_curator.core import merge
+from memory_curator.core.comparison import blank, norm_text, sources_of
 from memory_curator.core.decide import Decision, decide
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import ExistingNote, Neighbour, Querier, gather_facts
@@ -208,21 +209,17 @@ def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate) -> View:
 def side_by_side(existing: ExistingNote, candidate: cand.Candidate) -> Side | None:
     """The note's value group beside the item's; None when neither has a value."""
     note_fm, mine = existing.note.frontmatter, candidate.frontmatter
-    if _blank(note_fm.get("value")) and _blank(mine.get("value")):
+    if blank(note_fm.get("value")) and blank(mine.get("value")):
         return None
     rows = tuple((key, _shown(note_fm, key), _shown(mine, key)) for key in SIDE_KEYS)
     old, new = note_fm.get("value"), mine.get("value")
-    differs = not _blank(old) and not _blank(new) and merge.norm_text(old) != merge.norm_text(new)
+    differs = not blank(old) and not blank(new) and norm_text(old) != norm_text(new)
     return Side(existing.path, tuple(r for r in rows if r[1] or r[2]), differs)
-
-
-def _blank(value: object) -> bool:
-    return value is None or value == ""
 
 
 def _shown(frontmatter: Mapping[str, Any], key: str) -> str:
     if key == "sources":
-        return ", ".join(merge.sources_of(frontmatter))
+        return ", ".join(sources_of(frontmatter))
     value = plain(frontmatter.get(key))
     return "" if value is None else str(value)
 

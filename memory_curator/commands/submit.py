@@ -18,6 +18,7 @@ from memory_curator.core import candidate as cand
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import INBOX, ROOT_AGENT, nfc, slugify
 from memory_curator.core.rules import Rules
+from memory_curator.core.text import one_line
 from memory_curator.store.paths import relpath, safe_join
 
 _AGENT = re.compile(r"^[\w][\w.-]*$")
@@ -46,8 +47,6 @@ def submit(ctx: Context, text: str, origin: str, agent: str | None = None, with_
     except CuratorError:
         raise
     except Exception as exc:
-        from memory_curator.commands.sweep import one_line
-
         problem = f"cannot be read as a candidate ({one_line(exc)})"
     if problem:
         raise CuratorError(f"{origin}: {problem}; nothing written")

@@ -1,7 +1,8 @@
 """A sweep: lock, recover, plan one action per candidate, apply it, summarise.
 
 The imperative shell around the pure core: `candidate` (what it is), `querier` (what the
-vault knows), `decide` (the verdict), `compose`/`merge` (the new text), `writer` (bytes).
+vault knows), `decide` (the verdict), `commands.planning` (the plan: `compose`/`merge` give
+the new text), the executor (bytes).
 """
 
 from __future__ import annotations
@@ -9,27 +10,26 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from memory_curator.commands.context import Context, Judge
+from memory_curator.commands.planning import Planning, action, landing, new_run_id, patch_diff, plan_for
 from memory_curator.core import candidate as cand
-from memory_curator.core import compose, merge
-from memory_curator.core import plan as plans
+from memory_curator.core import compose
 from memory_curator.core.decide import Decision, JudgeVerdict, decide
 from memory_curator.core.errors import CuratorError, OtherHost, UnsafePath
 from memory_curator.core.facts import Facts, Staging, gather_facts, staging, with_neighbours
-from memory_curator.core.names import printable
-from memory_curator.core.notes import Note, content_hash, parse
-from memory_curator.core.ownership import NOT_ITS_NOTE, curator_owned, judge_may_change
-from memory_curator.core.plan import Plan, Step
-from memory_curator.core.reasons import reason_code
+from memory_curator.core.hosts import host_refusal
+from memory_curator.core.notes import Note, content_hash
+from memory_curator.core.ownership import judge_may_change
+from memory_curator.core.plan import Numbering, Plan
 from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.core.rules import JudgeSettings, Rules
-from memory_curator.core.text import TOO_LARGE, too_large
+from memory_curator.core.text import TOO_LARGE, describe, one_line, too_large
 from memory_curator.index.store import IndexUnavailable
 from memory_curator.store import recovery, stores, writer
 from memory_curator.store.executor import Executor
@@ -40,13 +40,10 @@ from memory_curator.store.paths import (
     oversize,
     read_capped,
     relpath,
-    safe_join,
     scope_agents,
 )
 from memory_curator.store.state import sweep_lock
-from memory_curator.store.writer import Files
 
-T = TypeVar("T")
 Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[], None]]]  # total -> a tick per candidate
 PROGRESS_MIN = 36  # "more than a few dozen" candidates
 
@@ -65,37 +62,38 @@ class Options:
     settle: float | None = None  # `run --settle SECONDS`: the rules' settle window for this run; 0: files are complete
 
 
-@dataclass
+@dataclass(frozen=True)
 class Sweep:
-    """Everything one sweep shares: its context, the rules, the querier and the executor."""
+    """One sweep, its own (no other command builds one): its context and options, how its plans
+    are built (`planning`) and numbered, the executor they go through, the querier, and what the
+    sweep keeps track of as it goes (the review ledger, sightings, files whose reading failed)."""
 
     ctx: Context
-    rules: Rules
-    run_id: str
-    now: dt.datetime
+    options: Options
+    judge_settings: JudgeSettings
+    planning: Planning
     executor: Executor
     querier: Staging
     reviewed: dict[str, str] = field(default_factory=dict)
     sightings: dict[str, stores.Sighting] = field(default_factory=dict)
-    seq: int = 0
-    options: Options = field(default_factory=Options)
-    judge_settings: JudgeSettings = field(default_factory=JudgeSettings)
-    confirmed: frozenset[str] = frozenset()  # the person's notes a person confirmed writing into (review, resolve)
-    settle: merge.Settle | None = None  # a person's answer to a contradiction (review); a sweep has none
     broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
-    stage: str = "deciding"  # what the current candidate is going through, for an internal error's reason
+    numbers: Numbering = field(default_factory=Numbering)
+
+    @property
+    def rules(self) -> Rules:
+        return self.planning.rules
+
+    @property
+    def run_id(self) -> str:
+        return self.planning.run_id
+
+    @property
+    def now(self) -> dt.datetime:
+        return self.planning.now
 
     @property
     def root(self) -> Path:
         return self.ctx.root
-
-    @property
-    def state(self) -> Path:
-        return self.ctx.state
-
-    @property
-    def files(self) -> Files:
-        return self.ctx.files
 
     @property
     def journal(self) -> Journal:
@@ -106,44 +104,14 @@ class Sweep:
         return self.options.dry_run
 
 
-def new_run_id(now: dt.datetime) -> str:
-    return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(2)
-
-
-def host_refusal(curator_host: str | None, here: str) -> str | None:
-    """The line a sweep prints instead of sweeping on a machine that is not the curator host.
-
-    Names compare case-insensitively and by their first label ('mini' = 'Mini.local').
-    """
-    if not curator_host or _short_host(curator_host) == _short_host(here):
-        return None
-    return f"not the curator host: the rules name {curator_host!r} (curator_host), this is {here!r}; nothing done"
-
-
-def _short_host(name: str) -> str:
-    return name.strip().casefold().split(".")[0]
-
-
 def run(ctx: Context, scope: Path | None, options: Options = Options()) -> SweepResult:
     rules = ctx.rules
     refusal = None if options.dry_run else host_refusal(rules.settings.curator_host, ctx.host)
     if refusal:
         raise OtherHost(refusal)
     judge, judge_settings = _judge_for(ctx, rules, options)
-    now = ctx.clock.now()
     journal = Journal(ctx.state / "journal.jsonl", ctx.clock, ctx.files)
-    sweep = Sweep(
-        ctx,
-        rules,
-        new_run_id(now),
-        now,
-        Executor(ctx.root, ctx.state, journal, ctx.files),
-        staging(ctx.querier(ctx, rules)),
-        stores.load_ledger(ctx.state),
-        stores.load_sightings(ctx.state),
-        options=options,
-        judge_settings=judge_settings,
-    )
+    sweep = _begin(ctx, rules, options, judge_settings, journal)
     agents = scope_agents(ctx.root, scope)
     if options.dry_run:
         result = _sweep(sweep, agents, scope, judge)
@@ -164,6 +132,18 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
     ready = judge is not None or not options.use_judge
     return SweepResult(result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes), ready)
+
+
+def _begin(ctx: Context, rules: Rules, options: Options, judge_settings: JudgeSettings, journal: Journal) -> Sweep:
+    """The sweep's own state; in a dry run its plans read the notes it would have written from
+    the querier's overlay."""
+    now = ctx.clock.now()
+    run_id = new_run_id(now)
+    executor = Executor(ctx.root, ctx.state, journal, ctx.files)
+    querier = staging(ctx.querier(ctx, rules))
+    planning = Planning(ctx.root, rules, now, run_id, ctx.files, overlay=querier if options.dry_run else None)
+    reviewed, sightings = stores.load_ledger(ctx.state), stores.load_sightings(ctx.state)
+    return Sweep(ctx, options, judge_settings, planning, executor, querier, reviewed, sightings)
 
 
 def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:
@@ -412,20 +392,24 @@ def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | Non
     """Decide, compose and apply one candidate inside its own boundary (design §6, invariant 6):
     reading the vault or writing it may fail, and a bug may raise anything; either fails this
     candidate only, and the sweep goes on. Only an index that cannot be opened at all (every
-    candidate would fail alike) stops the sweep."""
-    sweep.stage = "deciding"
+    candidate would fail alike) stops the sweep. `stage` is what the candidate is going through,
+    for an internal error's reason."""
+    stage = "deciding"
     try:
         decision = _forced(sweep, candidate)
         if decision is None:
             _, decision = _decide(sweep, candidate, verdict)
-        sweep.stage = "composing"
-        return apply(sweep, candidate, decision)
+        stage = "composing"
+        prepared = _prepare(sweep, candidate, decision)
+        if not sweep.dry_run:
+            stage = "writing"  # from here on, a failure leaves what recovery finishes
+        return _carry_out(sweep, candidate, prepared)
     except (OSError, writer.Conflict, UnsafePath) as exc:
-        return Failure(candidate.inbox_path, _describe(exc, (sweep.root / candidate.inbox_path).exists()))
+        return Failure(candidate.inbox_path, describe(exc, (sweep.root / candidate.inbox_path).exists()))
     except IndexUnavailable:
         raise
     except Exception as exc:
-        return _internal(sweep, candidate, exc)
+        return _internal(sweep, candidate, exc, stage)
 
 
 def _forced(sweep: Sweep, candidate: cand.Candidate) -> Decision | None:
@@ -440,15 +424,15 @@ def _forced(sweep: Sweep, candidate: cand.Candidate) -> Decision | None:
     return None
 
 
-def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception) -> Action | Failure:
+def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception, stage: str) -> Action | Failure:
     """A bug met while deciding or composing this candidate makes it needs_review, with a one-line
     reason ('internal error while deciding: ValueError: …'). Met while writing (the journal's open
     action is then recovery's to finish or undo), or when flagging fails too, it is an error entry
     in the result and a record in the journal; the file is never lost either way."""
-    reason = f"internal error while {sweep.stage}: {one_line(exc)}"
-    if sweep.stage != "writing":
+    reason = f"internal error while {stage}: {one_line(exc)}"
+    if stage != "writing":
         try:
-            return apply(sweep, candidate, Decision("needs_review", reason))
+            return _apply(sweep, candidate, Decision("needs_review", reason))
         except Exception as again:
             reason += f"; flagging it failed too: {one_line(again)}"
     still_there = (sweep.root / candidate.inbox_path).exists()
@@ -456,13 +440,7 @@ def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception) -> Action
     if not sweep.dry_run:
         with contextlib.suppress(Exception):  # the result still carries it
             sweep.journal.append({**record, "error": reason})
-    return Failure(candidate.inbox_path, _describe(RuntimeError(reason), still_there))
-
-
-def one_line(exc: BaseException, limit: int = 300) -> str:
-    """`ValueError: …` on one printable line (a reason is written into the file and shown)."""
-    text = printable(f"{type(exc).__name__}: {exc}")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return Failure(candidate.inbox_path, describe(RuntimeError(reason), still_there))
 
 
 def _decide(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> tuple[Facts, Decision]:
@@ -475,161 +453,36 @@ def _decide(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | Non
     return facts, decision
 
 
-def _describe(exc: BaseException, still_there: bool = True) -> str:
-    what = f"{exc.strerror} ({type(exc).__name__})" if isinstance(exc, OSError) and exc.strerror else str(exc)
-    if still_there:
-        return f"{what}; left in the inbox"
-    return f"{what} after the inbox file was removed; the next sweep checks its destination is durable"
+@dataclass(frozen=True)
+class _Prepared:
+    """A candidate's plan, with what its action reports before it runs."""
+
+    decision: Decision  # as planned: it may have turned into needs_review on the way
+    plan: Plan
+    moved: str | None  # where a drop would land now
+    diff: str | None  # a dry run's patch
 
 
-def _action(
-    candidate: cand.Candidate, decision: Decision, moved_to: str | None = None, diff: str | None = None
-) -> Action:
-    """What was done, as the decision said it (the JSON shows only the keys each verdict has)."""
-    return Action(
-        candidate.inbox_path,
-        decision.verdict,
-        decision.surface,
-        decision.reason,
-        target_path=decision.target,
-        criteria=decision.criteria,
-        rule=decision.rule,
-        contradiction=decision.contradiction,
-        moved_to=moved_to,
-        diff=diff,
-        reason_code=reason_code(decision, candidate) if decision.verdict == "needs_review" else None,
-    )
+def _apply(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+    """Plan the decision, then execute the plan, unless this is a dry run."""
+    return _carry_out(sweep, candidate, _prepare(sweep, candidate, decision))
 
 
-def apply(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
-    """Plan the decision (it may turn into needs_review on the way: a symlink, a person's note,
-    a merge refused), then execute the plan, unless this is a dry run."""
-    decision, plan = PLAN[decision.verdict](sweep, candidate, decision)
-    moved = _free(sweep, plan.dest) if plan.verdict == "drop" else None
-    diff = _diff(sweep, plan) if plan.verdict == "patch" and sweep.dry_run else None
+def _prepare(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> _Prepared:
+    """The decision's plan (a symlink, a person's note or a merge refused turn it into
+    needs_review), numbered in this sweep."""
+    decision, plan = sweep.numbers.take(partial(plan_for, sweep.planning, candidate, decision))
+    moved = landing(sweep.planning, plan)
+    diff = patch_diff(plan) if plan.verdict == "patch" and sweep.dry_run else None
+    return _Prepared(decision, plan, moved, diff)
+
+
+def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> Action:
+    """Execute the plan (not in a dry run); what it writes answers the later candidates'
+    questions (the querier's overlay)."""
+    plan, moved = prepared.plan, prepared.moved
     if not sweep.dry_run:
-        sweep.stage = "writing"  # from here on, a failure leaves what recovery finishes
         moved = sweep.executor.execute(plan).get(plan.dest or "", moved)
     if plan.verdict in ("promote", "patch") and plan.dest:
         sweep.querier.stage(plan.dest, (plan.written(plan.dest) or b"").decode("utf-8"))
-    return _action(candidate, decision, moved_to=moved, diff=diff)
-
-
-def _free(sweep: Sweep, rel: str | None) -> str:
-    """Where a drop would land now (a dry run's answer; a real one decides at the link)."""
-    return relpath(sweep.root, sweep.files.free_name(safe_join(sweep.root, rel or "")))
-
-
-def _diff(sweep: Sweep, plan: Plan) -> str:
-    """A dry run's patch, as the plan would write it: the note kept before, the note written."""
-    assert plan.dest is not None
-    before, after = plan.kept()[-1], plan.written(plan.dest) or b""
-    return merge.note_diff(plan.dest, before.decode("utf-8"), after.decode("utf-8"))
-
-
-Planned = tuple[Decision, Plan]
-
-
-def _record(decision: Decision, **extra: object) -> dict[str, object]:
-    """What the journal says of a verdict besides its files (what `log`, `status`, `undo` read)."""
-    return {
-        "reason": decision.reason,
-        "rule": decision.rule,
-        "contradiction": decision.contradiction,  # what `status` lists: the curator's word, not the file's
-        **extra,
-    }
-
-
-def _move(
-    sweep: Sweep, candidate: cand.Candidate, decision: Decision, dest: Step, *keeps: bytes, **record: object
-) -> Planned:
-    sweep.seq += 1
-    plan = plans.move(
-        sweep.run_id,
-        sweep.seq,
-        decision.verdict,
-        candidate.inbox_path,
-        candidate.digest,
-        (candidate.raw, *keeps),
-        dest,
-        _record(decision, **record),
-    )
-    return decision, plan
-
-
-def _plan_promote(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Planned:
-    assert decision.target is not None
-    if safe_join(sweep.root, decision.target).is_symlink():
-        why = f"cannot promote to {decision.target}: {SYMLINK}"
-        return _plan_review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
-    data = compose.promoted_text(candidate, sweep.now).encode("utf-8")
-    dest = Step("create", decision.target, data, proof=candidate.digest)
-    return _move(sweep, candidate, decision, dest)
-
-
-SYMLINK = "it is a symlink, which the curator never follows nor replaces"
-
-
-def _plan_drop(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Planned:
-    name = compose.dropped_name(Path(candidate.inbox_path).stem, sweep.now)
-    data = compose.dropped_text(candidate.raw, decision.reason, sweep.now)
-    dest = Step("create_unique", f"_inbox/.dropped/{candidate.agent}/{name}", data)  # the free name: at the link
-    return _move(sweep, candidate, decision, dest)
-
-
-def _plan_review(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Planned:
-    data = compose.review_bytes(candidate.raw, decision.reason, sweep.now)
-    sweep.seq += 1
-    record = _record(decision, reason_code=reason_code(decision, candidate), target=decision.target)
-    return decision, plans.flag(
-        sweep.run_id, sweep.seq, candidate.inbox_path, candidate.digest, candidate.raw, data, record
-    )
-
-
-def _plan_patch(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Planned:
-    """Merge into the note (docs/merge.md): replaced only while it holds the bytes read
-    (compare-and-swap), then the inbox file removed; the note's pre-image is kept for `undo`."""
-    assert decision.target is not None
-    if safe_join(sweep.root, decision.target).is_symlink():
-        return _unpatched(sweep, candidate, decision, SYMLINK)
-    old = _note_bytes(sweep, decision.target)
-    try:
-        text = old.decode("utf-8")
-    except UnicodeDecodeError:
-        return _unpatched(sweep, candidate, decision, "the note is not UTF-8 text")
-    frontmatter = parse(text).frontmatter
-    if decision.by_judge and not judge_may_change(decision.target, frontmatter, sweep.rules):
-        why = f"the judge named {decision.target}, which {NOT_ITS_NOTE}"
-        return _plan_review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
-    owned = curator_owned(decision.target, frontmatter, sweep.rules)
-    if not owned and decision.target not in sweep.confirmed:  # the person's: never modified (design §3)
-        why = f"matches the person's note {decision.target}"
-        return _plan_review(sweep, candidate, replace(decision, verdict="needs_review", reason=why))
-    merged = merge.merge(text, candidate, sweep.now, person=not owned, settle=sweep.settle)  # a person's stays theirs
-    if merged.refused or not merged.changed:
-        return _unpatched(sweep, candidate, decision, merged.refused or "it adds nothing", merged.contradiction)
-    before = content_hash(old)
-    dest = Step("replace", decision.target, merged.text.encode("utf-8"), expected=before, proof=candidate.digest)
-    return _move(sweep, candidate, decision, dest, old, before_hash=before)
-
-
-def _note_bytes(sweep: Sweep, rel: str) -> bytes:
-    """The note as it is on disk; in a dry run, as this sweep would have left it."""
-    if sweep.dry_run:
-        staged = sweep.querier.note_at(rel)
-        if staged is not None:
-            return staged.text.encode("utf-8")
-    return safe_join(sweep.root, rel).read_bytes()
-
-
-def _unpatched(sweep: Sweep, candidate: cand.Candidate, decision: Decision, why: str, flag: bool = False) -> Planned:
-    reason = f"cannot patch {decision.target}: {why}"
-    return _plan_review(sweep, candidate, replace(decision, verdict="needs_review", reason=reason, contradiction=flag))
-
-
-PLAN: dict[str, Callable[[Sweep, cand.Candidate, Decision], Planned]] = {
-    "promote": _plan_promote,
-    "patch": _plan_patch,
-    "drop": _plan_drop,
-    "needs_review": _plan_review,
-}
+    return action(candidate, prepared.decision, moved_to=moved, diff=prepared.diff)

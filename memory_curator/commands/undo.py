@@ -13,20 +13,16 @@ redo what a person just took back; they show up in `review`.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator.commands import sweep
 from memory_curator.commands.context import Context
 from memory_curator.commands.desk import locked
 from memory_curator.commands.log import Entry, entries
-from memory_curator.core import compose
+from memory_curator.commands.planning import new_run_id, undo_plan, undo_steps
 from memory_curator.core.errors import CuratorError
-from memory_curator.core.names import DROPPED, INBOX
-from memory_curator.core.notes import content_hash
-from memory_curator.core.plan import Plan, Step, keep
+from memory_curator.core.plan import Step
 from memory_curator.store import stores, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.paths import safe_join
@@ -80,7 +76,7 @@ def undo(ctx: Context, run_id: str | None, wait: bool = False) -> UndoResult:
         if target is None:
             raise CuratorError("nothing to undo: no run in the journal changed the vault")
         actions = _actions(log, target)
-        own = sweep.new_run_id(now)
+        own = new_run_id(now)
         outcomes = [_undo_one(ctx, executor, entry, own, seq) for seq, entry in enumerate(actions, start=1)]
         if executor.held:
             stores.hold_for_review(ctx.root, ctx.state, executor.held, ctx.files)
@@ -116,7 +112,7 @@ def _actions(log: list[Entry], run_id: str) -> list[Entry]:
 
 
 def _undo_one(ctx: Context, executor: Executor, entry: Entry, own: str, seq: int) -> Outcome:
-    steps = plan(entry, lambda digest: stores.preimage(ctx.state, digest), lambda rel: _read(ctx.root, rel))
+    steps = undo_steps(entry, lambda digest: stores.preimage(ctx.state, digest), lambda rel: _read(ctx.root, rel))
     if isinstance(steps, str):
         return Outcome(entry.verdict, entry.inbox, entry.dest, steps)
     try:
@@ -125,9 +121,8 @@ def _undo_one(ctx: Context, executor: Executor, entry: Entry, own: str, seq: int
         why = str(exc)
     if why:
         return Outcome(entry.verdict, entry.inbox, entry.dest, why)
-    record = {"undoes": [entry.run, entry.seq], "reason": f"undo of {entry.verdict} (by {ctx.user})"}
     try:
-        executor.execute(Plan(own, seq, "undo", entry.inbox, entry.dest, steps, record))
+        executor.execute(undo_plan(own, seq, entry, steps, ctx.user))
     except writer.Conflict as exc:
         return Outcome(entry.verdict, entry.inbox, entry.dest, f"changed while undoing ({exc})")
     except FileExistsError as exc:
@@ -135,62 +130,6 @@ def _undo_one(ctx: Context, executor: Executor, entry: Entry, own: str, seq: int
     except OSError as exc:  # the returning file is written first: the next run finishes the rest
         return Outcome(entry.verdict, entry.inbox, entry.dest, f"write failed ({exc.strerror or exc}); check both")
     return Outcome(entry.verdict, entry.inbox, entry.dest)
-
-
-def plan(
-    entry: Entry, load: Callable[[str], bytes | None], read: Callable[[str], bytes | None]
-) -> tuple[Step, ...] | str:
-    """The steps that take `entry` back, or why they cannot. Pure, given `load` (bytes from the
-    store, by hash) and `read` (a vault file's bytes, by path). Each write's bytes are kept
-    first, so recovery can finish an interrupted undo forward; a candidate put back in the
-    inbox is held for review, so the next sweep does not simply redo it."""
-    rec = entry.record
-    after, inbox, dest = rec.get("after_hash"), entry.inbox, entry.dest
-    if not inbox or not dest or not after:
-        return "the journal does not say enough to undo this"
-    if entry.verdict == "restore":
-        dropped = load(str(rec.get("before_hash")))
-        if dropped is None:
-            return "the dropped copy's bytes were not kept"
-        return (keep(dropped), Step("create", dest, dropped), Step("remove", inbox, expected=after))
-    original = load(str(rec.get("inbox_hash")))
-    if original is None and entry.verdict == "drop":
-        original = from_dropped(read(dest), str(rec.get("inbox_hash")))
-    if original is None:
-        return "the candidate's original bytes were not kept"
-    if entry.verdict == "needs_review":
-        return (keep(original), Step("replace", inbox, original, expected=after))
-    back = (keep(original), Step("create", inbox, original))
-    held = Step("hold", inbox, expected=content_hash(original))
-    if entry.verdict == "patch":
-        before = load(str(rec.get("before_hash")))
-        if before is None:
-            return "the note's pre-image was not kept"
-        return (*back, keep(before), Step("replace", dest, before, expected=after), held)
-    return (*back, Step("remove", dest, expected=after, prune=_prunable(dest)), held)
-
-
-def _prunable(rel: str) -> bool:
-    """A folder the run created for the file (`facts/<entity>/`, `.dropped/<agent>/`) goes too
-    once empty; top-level folders and agent folders (an agent may write there) stay."""
-    parent = rel.rsplit("/", 1)[0]
-    inbox_side = parent.startswith(f"{INBOX}/") and not parent.startswith(f"{INBOX}/{DROPPED}/")
-    return "/" in parent and not inbox_side
-
-
-def from_dropped(copy: bytes | None, digest: str) -> bytes | None:
-    """A drop's audit copy is the original bytes plus a blank line and the audit line: cut
-    there (with or without the newline the drop may have added) and check the hash."""
-    if copy is None:
-        return None
-    for newline in (b"\r\n", b"\n"):
-        cut = copy.rfind(newline + compose.DROP_MARK.encode("utf-8"))
-        if cut < 0:
-            continue
-        for end in (cut, cut - len(newline)):
-            if end >= 0 and content_hash(copy[:end]) == digest:
-                return copy[:end]
-    return None
 
 
 def _blocked(root: Path, files: Files, step: Step) -> str | None:

@@ -36,10 +36,12 @@ from watchdog.observers import Observer
 from memory_curator.commands import sweep
 from memory_curator.commands.context import Context
 from memory_curator.core.errors import CuratorError, OtherHost
+from memory_curator.core.hosts import host_refusal
 from memory_curator.core.names import INBOX, is_candidate_name, nfc
 from memory_curator.core.notes import parse
 from memory_curator.core.result import SweepResult
 from memory_curator.core.rules import Settings
+from memory_curator.core.text import one_line
 from memory_curator.store.bell import Bell
 from memory_curator.store.paths import agent_dirs, list_candidates, relpath
 from memory_curator.store.rules_file import load_for_vault
@@ -197,7 +199,7 @@ class Watcher:
         self.clock = ctx.clock  # monotonic: the settle and reconcile timers; timestamp: mtime ages
         self.options = sweep.Options(use_judge=use_judge, wait=True)
         self.settings: Settings = load_for_vault(root).settings
-        refusal = sweep.host_refusal(self.settings.curator_host, ctx.host)
+        refusal = host_refusal(self.settings.curator_host, ctx.host)
         if refusal:
             raise OtherHost(refusal)  # exit 0: a service on the other machines just stays idle
         self.tracker = Tracker(self.settings.settle_seconds, self.settings.settle_ceiling_seconds)
@@ -349,7 +351,7 @@ class Watcher:
             yield Notice(f"sweep failed: {exc}")
             return
         except Exception as exc:  # a bug outside every candidate (each has its own boundary): logged, and
-            yield Notice(f"sweep failed: internal error: {sweep.one_line(exc)}")  # the next batch retries
+            yield Notice(f"sweep failed: internal error: {one_line(exc)}")  # the next batch retries
             return
         self.sweeps += 1
         yield Swept(self.sweeps, result, self.clock.monotonic() - started)

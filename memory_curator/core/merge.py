@@ -1,23 +1,35 @@
-"""Patch semantics, pure: what a candidate adds to an existing note, and (in `merge`) the
-new note text. Nothing here reads or writes files."""
+"""Patch semantics, pure: the new text of a note a candidate is merged into (`merge`), from
+what it adds (`comparison.compare`). Nothing here reads or writes files."""
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
 import difflib
-import re
-import string
-import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from dataclasses import dataclass
+from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from memory_curator.core.candidate import Candidate, not_carried
+
+# Comparison, Settle, compare and norm_text are read through `merge` too (by `facts`, the index, `desk`)
+from memory_curator.core.comparison import (
+    CONTESTED,
+    SET_FIELDS,
+    blank,
+    new_items,
+    norm_url,
+    observed,
+    settled,
+    sources_of,
+)
+from memory_curator.core.comparison import Comparison as Comparison
+from memory_curator.core.comparison import Settle as Settle
+from memory_curator.core.comparison import compare as compare
+from memory_curator.core.comparison import norm_text as norm_text
 from memory_curator.core.compose import approval, provenance, strip_review_mark
 from memory_curator.core.notes import (
     Note,
@@ -32,159 +44,9 @@ from memory_curator.core.notes import (
 )
 from memory_curator.core.ownership import claims, marked_human
 from memory_curator.core.privacy import APPROVAL
-from memory_curator.core.text import parse_time, split_list
+from memory_curator.core.text import split_list
 
-SET_FIELDS = ("participants", "aliases", "roles")
-CONTESTED = "contradictions"  # values a person kept beside the current one (`settle="both"`)
 CONTESTED_TAG = "contradiction"
-Settle = Literal["new", "old", "both"]  # a person's answer to a contradiction time cannot settle
-IGNORED_TAGS = {"needs-review"}
-_TRACKING = re.compile(r"^(utm_.*|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|igshid|si)$", re.IGNORECASE)
-_PUNCT = str.maketrans("", "", string.punctuation)
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """What a candidate would add to a note with the same key."""
-
-    sources: tuple[str, ...]
-    tags: tuple[str, ...]
-    participants: tuple[str, ...]
-    aliases: tuple[str, ...]
-    value_changed: bool
-    order: str  # "newer", "older", "unknown": the candidate's observation vs the note's
-    roles: tuple[str, ...] = ()
-
-    @property
-    def additions(self) -> tuple[str, ...]:
-        out = [f"source {s}" for s in self.sources]
-        out += [f"tag {t}" for t in self.tags]
-        out += [f"participant {p}" for p in self.participants]
-        out += [f"alias {a}" for a in self.aliases]
-        out += [f"role {r}" for r in self.roles]
-        if self.value_changed:
-            out.append("a changed value")
-        return tuple(out)
-
-    @property
-    def contradiction(self) -> bool:
-        """A different value whose time cannot say which one is current."""
-        return self.value_changed and self.order == "unknown"
-
-
-def norm_text(value: Any) -> str:
-    """Case, accents, whitespace and punctuation folded: 'the same value' as a person means it."""
-    text = unicodedata.normalize("NFKC", str(value)).casefold().translate(_PUNCT)
-    return " ".join(text.split())
-
-
-def norm_url(url: Any) -> str:
-    """Scheme and host case, trailing slash and tracking parameters do not make a new source."""
-    text = str(url).strip()
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return text
-    if not parts.scheme or not parts.netloc:
-        return text.rstrip("/")
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)])
-    path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, ""))
-
-
-def sources_of(frontmatter: Mapping[str, Any]) -> list[str]:
-    return [str(s) for s in [*as_list(frontmatter.get("source_url")), *as_list(frontmatter.get("sources"))]]
-
-
-def history_values(frontmatter: Mapping[str, Any]) -> list[Any]:
-    return [h.get("value") for h in as_list(frontmatter.get("history")) if isinstance(h, Mapping)]
-
-
-def history_sources(frontmatter: Mapping[str, Any]) -> list[str]:
-    out: list[str] = []
-    for entry in as_list(frontmatter.get("history")):
-        if isinstance(entry, Mapping):
-            out += sources_of(entry)
-    return out
-
-
-def observed(frontmatter: Mapping[str, Any]) -> dt.datetime | None:
-    """When the value was true in the world: observed_at, else captured_at."""
-    for key in ("observed_at", "captured_at"):
-        moment = parse_time(frontmatter.get(key))
-        if moment is not None:
-            return moment
-    return None
-
-
-def compare(
-    note_fm: Mapping[str, Any],
-    note_tags: Iterable[str],
-    cand_fm: Mapping[str, Any],
-    cand_tags: Iterable[str],
-) -> Comparison:
-    known_sources = {norm_url(s) for s in [*sources_of(note_fm), *history_sources(note_fm)]}
-    new_sources = _new(sources_of(cand_fm), known_sources, norm_url)
-    known_tags = {norm_tag(t) for t in note_tags}
-    new_tags = tuple(t for t in dict.fromkeys(norm_tag(t) for t in cand_tags) if t not in known_tags | IGNORED_TAGS)
-    sets = {
-        name: _new([str(x) for x in as_list(cand_fm.get(name))], {norm_text(x) for x in as_list(note_fm.get(name))})
-        for name in SET_FIELDS
-    }
-    order = _order(note_fm, cand_fm)
-    value_changed = _value_changed(note_fm, cand_fm, order)
-    if value_changed and _blank(note_fm.get("value")):
-        order = "newer"  # a value where the note had none replaces nothing: never a contradiction
-    return Comparison(
-        new_sources, new_tags, sets["participants"], sets["aliases"], value_changed, order, roles=sets["roles"]
-    )
-
-
-def _new(items: Iterable[str], known: set[str], key: Any = norm_text) -> tuple[str, ...]:
-    out: list[str] = []
-    seen = set(known)
-    for item in items:
-        marker = key(item)
-        if marker not in seen:
-            seen.add(marker)
-            out.append(item)
-    return tuple(out)
-
-
-def _blank(value: Any) -> bool:
-    return value is None or value == ""
-
-
-def _value_changed(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any], order: str) -> bool:
-    """A value differs when it is neither current nor in history; a newer observation of a
-    value in history differs too (the fact changed back)."""
-    if _blank(cand_fm.get("value")):
-        return False
-    mine = norm_text(cand_fm["value"])
-    if not _blank(note_fm.get("value")) and mine == norm_text(note_fm["value"]):
-        return False
-    contested = [e.get("value") for e in as_list(note_fm.get(CONTESTED)) if isinstance(e, Mapping)]
-    known = {norm_text(v) for v in [*history_values(note_fm), *contested] if v is not None}
-    return order == "newer" or mine not in known
-
-
-def settled(comparison: Comparison, note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any], how: Settle) -> Comparison:
-    """The comparison as a person settled it: the new value current (`new`: the old one to
-    history), the old one kept (`old`: the new one to history), or both kept (`both`: the new
-    one beside the current value, under `contradictions:`)."""
-    order = {"new": "newer", "old": "older", "both": "contested"}[how]
-    return replace(comparison, order=order, value_changed=_value_changed(note_fm, cand_fm, order))
-
-
-def _order(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any]) -> str:
-    mine, theirs = observed(cand_fm), observed(note_fm)
-    if mine is None or theirs is None or mine == theirs:
-        return "unknown"
-    return "newer" if mine > theirs else "older"
-
-
-# --- merge: old note text + candidate -> new note text ---------------------------------------
-
 TIME_KEYS = ("observed_at", "captured_at")
 SOURCE_KEYS = ("source_url", "sources")
 VALUE_GROUP = ("value", *TIME_KEYS, "confidence", *SOURCE_KEYS)  # what travels with a value into history
@@ -290,7 +152,7 @@ class _Edit:
         # a candidate speaking of another value than the current one (newer, older, or one in
         # history) keeps that value's sources and confidence with it, never on the current one
         mine, current = self.cand.get("value"), note_fm.get("value")
-        self.value_moves = not _blank(mine) and not _blank(current) and norm_text(mine) != norm_text(current)
+        self.value_moves = not blank(mine) and not blank(current) and norm_text(mine) != norm_text(current)
 
     def apply(self, data: CommentedMap, now: dt.datetime, body_appended: bool) -> None:
         self._value(data)
@@ -317,10 +179,10 @@ class _Edit:
         if not cmp.value_changed:
             return  # agreeing: the note's time stays the time its value was first observed
         new = self.spelled["value"]
-        if _blank(data.get("value")):
+        if blank(data.get("value")):
             _put(data, "value", new)
             for key, moment in _pick(self.spelled, TIME_KEYS).items():
-                if _blank(data.get(key)):
+                if blank(data.get(key)):
                     _put(data, key, moment)
             self.summary.append(f"value {new}")
         elif cmp.order == "newer":
@@ -367,9 +229,9 @@ class _Edit:
     def _history(self, data: CommentedMap) -> None:
         """History a candidate carries (a note copied back into the inbox) is unioned in."""
         for entry in as_list(self.spelled.get("history")):
-            if not isinstance(entry, Mapping) or _blank(entry.get("value")):
+            if not isinstance(entry, Mapping) or blank(entry.get("value")):
                 continue
-            if not _blank(data.get("value")) and norm_text(entry["value"]) == norm_text(data["value"]):
+            if not blank(data.get("value")) and norm_text(entry["value"]) == norm_text(data["value"]):
                 target: CommentedMap | None = data
             else:
                 target = _same_entry(data.get("history"), entry)
@@ -377,7 +239,7 @@ class _Edit:
                 _add_history(data, entry)
                 self.summary.append(f"older value {entry['value']} kept in history")
                 continue
-            new = _new(sources_of(entry), {norm_url(s) for s in sources_of(target)}, norm_url)
+            new = new_items(sources_of(entry), {norm_url(s) for s in sources_of(target)}, norm_url)
             if new:
                 _extend(target, "sources", list(new), after="source_url")
                 self.summary += [f"source {s} (for the value {entry['value']})" for s in new]
@@ -400,7 +262,7 @@ class _Edit:
     def _fill(self, data: CommentedMap) -> None:
         """Fields the note lacks are added; identity and decision signals never are."""
         for key, value in self.cand.items():
-            if key in data or key in MERGED_KEYS or key in SIGNAL_KEYS or key in self.identity or _blank(value):
+            if key in data or key in MERGED_KEYS or key in SIGNAL_KEYS or key in self.identity or blank(value):
                 continue
             _put(data, key, self.spelled.get(key, value))
             self.summary.append(f"field {key}")
@@ -409,7 +271,7 @@ class _Edit:
         """Candidate fields that differ from the note but merge into no field: kept as text."""
         out = []
         for key, value in self.cand.items():
-            if key in MERGED_KEYS or key in SIGNAL_KEYS or _blank(value):
+            if key in MERGED_KEYS or key in SIGNAL_KEYS or blank(value):
                 continue
             if key in self.identity or key in self.note_fm:
                 if key in self.note_fm and norm_text(self.note_fm[key]) == norm_text(value):
@@ -426,7 +288,7 @@ class _Edit:
 
 
 def _tag_set(tags: Any) -> set[str]:
-    items = tags if isinstance(tags, list) else split_list(tags) if not _blank(tags) else []
+    items = tags if isinstance(tags, list) else split_list(tags) if not blank(tags) else []
     return {norm_tag(str(t)) for t in items}
 
 
@@ -435,7 +297,7 @@ def _put(data: CommentedMap, key: str, value: Any) -> None:
 
 
 def _pick(fm: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
-    return {k: fm[k] for k in keys if not _blank(fm.get(k))}
+    return {k: fm[k] for k in keys if not blank(fm.get(k))}
 
 
 def _number(value: Any) -> bool:
@@ -472,7 +334,7 @@ def _extend(data: CommentedMap, key: str, items: list[Any], after: str | None = 
     if isinstance(current, list):
         current.extend(items)
         return
-    if not _blank(current):
+    if not blank(current):
         parts = split_list(current) if key == "tags" else [current]
         data[key] = CommentedSeq([*parts, *items])
         return
@@ -523,7 +385,7 @@ def _update_section(note: Note, candidate: Candidate, reported: list[str], now: 
     fm = candidate.frontmatter
     claimed = claims(fm)  # an inbox file's "a person wrote me" is kept in curated_from only
     keys = [k for k in ("source_skill", "captured_at") if k not in claimed]
-    details = [f"{key} {_scalar(fm[key])}" for key in keys if not _blank(fm.get(key))]
+    details = [f"{key} {_scalar(fm[key])}" for key in keys if not blank(fm.get(key))]
     heading = f"## Update {now.astimezone(dt.UTC).date().isoformat()} (from {candidate.agent})"
     origin = f"*From `{candidate.inbox_path}`" + (f" ({', '.join(details)})" if details else "") + ".*"
     return f"{heading}\n\n{origin}\n\n{payload}\n"

@@ -9,14 +9,15 @@ removes (creates and replaces come before removes), so finishing forward never l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from memory_curator.core.notes import content_hash
 
 Op = Literal["keep", "create", "create_unique", "replace", "remove", "hold"]
 WRITES: frozenset[str] = frozenset({"create", "create_unique", "replace"})
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,21 @@ class Plan:
 
     def kept(self) -> tuple[bytes, ...]:
         return tuple(s.data for s in self.steps if s.op == "keep" and s.data is not None)
+
+
+class Numbering:
+    """The sequence numbers of one run's plans, 1, 2, … in the order they are built, kept by
+    whoever runs them: a plan that could not be built takes none, so the journal's numbers have
+    no gaps."""
+
+    def __init__(self) -> None:
+        self.taken = 0
+
+    def take(self, build: Callable[[int], T]) -> T:
+        """What `build` makes of the next number; the number is taken only once it is built."""
+        built = build(self.taken + 1)
+        self.taken += 1
+        return built
 
 
 def keep(data: bytes) -> Step:

@@ -7,6 +7,10 @@ import datetime as dt
 import re
 from typing import Any
 
+from memory_curator.core.names import printable
+
+ERROR_CHARS = 300  # an error's one line at most, in a reason, a journal record or a result
+
 
 def iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -64,3 +68,25 @@ TOO_LARGE = "too large"  # how the reason of an over-size candidate begins (`rea
 def too_large(size: int, limit: int) -> str | None:
     """`too large: 97.5 MiB > 1 MiB` (the rules' `max_candidate_bytes`); None within the limit."""
     return f"{TOO_LARGE}: {size_text(size)} > {size_text(limit)}" if size > limit else None
+
+
+def one_line(what: str | BaseException, limit: int | None = None) -> str:
+    """`what` on one line, as a reason, a log line or an error entry says it. A text has its runs
+    of whitespace folded into single spaces (a person's reason stays theirs otherwise); an
+    exception reads `ValueError: …` with every unprintable character escaped
+    (`names.printable`: its message may carry an agent's bytes). Longer than `limit` (an
+    exception's default: `ERROR_CHARS`), it is cut with an ellipsis."""
+    if isinstance(what, BaseException):
+        text, limit = printable(f"{type(what).__name__}: {what}"), limit or ERROR_CHARS
+    else:
+        text = " ".join(what.split())
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe(exc: BaseException, still_there: bool = True) -> str:
+    """A candidate's failure as its error entry says it: the OS's words for an I/O error, and
+    where the candidate is now (still in the inbox, or gone with its destination to check)."""
+    what = f"{exc.strerror} ({type(exc).__name__})" if isinstance(exc, OSError) and exc.strerror else str(exc)
+    if still_there:
+        return f"{what}; left in the inbox"
+    return f"{what} after the inbox file was removed; the next sweep checks its destination is durable"

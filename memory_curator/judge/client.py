@@ -19,7 +19,6 @@ import contextlib
 import dataclasses
 import email.utils
 import itertools
-import json
 import math
 import os
 import threading
@@ -39,20 +38,17 @@ from memory_curator.core.facts import Querier
 from memory_curator.core.privacy import withheld
 from memory_curator.core.rules import Rules
 from memory_curator.core.settings import JudgeSettings, judge_problem
-from memory_curator.core.text import iso
+from memory_curator.judge.cache import CACHE_FILE, VerdictCache
 from memory_curator.judge.prompt import (
     PROMPT_VERSION,
-    Answer,
     Batch,
     Item,
     Prompt,
     Shown,
     build_prompt,
     failed,
+    flat_line,
     map_answers,
-    one_line,
-    stored,
-    to_verdict,
 )
 from memory_curator.store.bell import Bell
 from memory_curator.store.writer import FILES, Files
@@ -62,8 +58,6 @@ if TYPE_CHECKING:  # the SDK itself is imported only when a request is made
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 ENV_PREFIX = "MEMORY_CURATOR_JUDGE_"
-CACHE_FILE = "judge-cache.json"
-CACHE_ENTRIES = 5000
 
 # --- settings: flag > environment > rules file > default ---------------------------------------
 
@@ -446,62 +440,4 @@ def describe(exc: BaseException) -> str:
         return "connection failed"
     if isinstance(exc, anthropic.APIStatusError):
         return _status_cause(exc.status_code)
-    return f"{type(exc).__name__}: {one_line(str(exc), 120)}"
-
-
-# --- the verdict cache (state directory) --------------------------------------------------------
-
-
-@dataclass
-class VerdictCache:
-    """Answers keyed by (candidate, neighbours, rules, model, prompt version), so a dry run and
-    the real run that follows pay once. Only good answers are kept; failures are retried."""
-
-    path: Path
-    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
-    dirty: bool = False
-    clock: Clock = field(default_factory=SystemClock)  # stamps entries (the newest are kept)
-    files: Files = FILES
-
-    @classmethod
-    def load(cls, path: Path, clock: Clock | None = None, files: Files = FILES) -> VerdictCache:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = {}
-        return cls(path, data if isinstance(data, dict) else {}, clock=clock or SystemClock(), files=files)
-
-    def get(self, key: str, item: Item) -> JudgeVerdict | None:
-        entry = self.entries.get(key)
-        if not isinstance(entry, dict):
-            return None
-        try:
-            answer = Answer.model_validate(entry.get("answer"))
-        except ValidationError:
-            return None
-        target = entry.get("target")
-        if target is not None and target not in {n.path for n in item.neighbours}:
-            return None
-        raw = stored(entry["answer"])  # an entry written before answers were cut is cut here
-        audit = {"model": entry.get("model"), "prompt_version": PROMPT_VERSION, "raw": raw, "cached": True}
-        return to_verdict(answer, target, audit)
-
-    def put(self, key: str, verdict: JudgeVerdict) -> None:
-        if verdict.failure is not None:
-            return
-        raw = stored(verdict.audit.get("raw"))
-        model, target = verdict.audit.get("model"), verdict.target
-        self.entries[key] = {"time": iso(self.clock.now()), "model": model, "answer": raw, "target": target}
-        self.dirty = True
-
-    def save(self) -> None:
-        """Best effort (the cache only saves money): newest entries kept, written with the state
-        file recipe (temp file, fsync, os.replace, folder fsync)."""
-        if not self.dirty:
-            return
-        newest = sorted(self.entries.items(), key=lambda kv: str(kv[1].get("time", "")), reverse=True)
-        try:
-            self.files.write_state_file(self.path, json.dumps(dict(newest[:CACHE_ENTRIES])).encode("utf-8"))
-        except OSError:
-            return
-        self.dirty = False
+    return f"{type(exc).__name__}: {flat_line(str(exc), 120)}"

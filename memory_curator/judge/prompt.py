@@ -153,8 +153,9 @@ def _data(text: str, cap: int) -> str:
     return _OUR_TAGS.sub("&lt;", text)
 
 
-def one_line(text: str, cap: int = REASON_CHARS) -> str:
-    """Model text that reaches a file or a terminal: one line, capped, printable."""
+def flat_line(text: str, cap: int = REASON_CHARS) -> str:
+    """Model text that reaches a file or a terminal: every unprintable character blanked (not
+    escaped: a model's reason is prose, never a name to recognise), whitespace folded, capped."""
     head = text[: cap * 4]  # a 50 MB reason is cut before it is looked at character by character
     flat = " ".join("".join(ch if ch.isprintable() else " " for ch in head).split())
     return flat if len(flat) <= cap and head == text else flat[: cap - 1] + "…"
@@ -195,7 +196,7 @@ def _out_of_reach(answer: Answer, prompt: Prompt, rules: Rules) -> str | None:
     note = prompt.notes[answer.target]
     if judge_may_change(note.path, parse(note.text).frontmatter, rules):
         return None
-    return f"target {one_line(answer.target, 20)!r} {NOT_ITS_NOTE}"
+    return f"target {flat_line(answer.target, 20)!r} {NOT_ITS_NOTE}"
 
 
 def stored(raw: Any) -> Any:
@@ -215,11 +216,11 @@ def stored(raw: Any) -> Any:
 def _problem(answer: Answer, allowed: tuple[str, ...], rules: Rules) -> str | None:
     target = answer.target or None
     if target is not None and target not in allowed:
-        return f"target {one_line(target, 20)!r} is not one of the notes it was shown"
+        return f"target {flat_line(target, 20)!r} is not one of the notes it was shown"
     if answer.relation in TARGETED and target is None:
         return f"{answer.relation} without a target note"
     if answer.drop_rule and rules.drop_rule(answer.drop_rule) is None:
-        return f"unknown drop rule {one_line(answer.drop_rule, 40)!r}"
+        return f"unknown drop rule {flat_line(answer.drop_rule, 40)!r}"
     if not 0 <= answer.confidence <= 1:
         return "confidence outside 0..1"
     return None
@@ -232,7 +233,7 @@ def to_verdict(answer: Answer, target: str | None, audit: Mapping[str, Any]) -> 
         relation=answer.relation,
         target=target,
         drop_rule=answer.drop_rule or None,
-        reason=one_line(answer.reason),
+        reason=flat_line(answer.reason),
         audit=dict(audit),
     )
 

@@ -19,6 +19,8 @@ from memory_curator.commands.schedule.launchd import fda_note, watch_agent
 from memory_curator.commands.schedule.query import installed
 from memory_curator.commands.schedule.systemd import watch_service
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.hosts import host_refusal
+from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.state import state_folder, vault_id
 
 
@@ -78,9 +80,6 @@ def watch_unit(job: Job, machine: Machine) -> tuple[str, ...]:
 
 
 def _host_notes(root: Path, host: str) -> list[str]:
-    from memory_curator.commands.sweep import host_refusal
-    from memory_curator.store.rules_file import load_for_vault
-
     refusal = host_refusal(load_for_vault(root).settings.curator_host, host)
     return [f"scheduled sweeps here will do nothing: {refusal}"] if refusal else []
 

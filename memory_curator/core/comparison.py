@@ -1,0 +1,168 @@
+"""What a candidate would add to a note with the same key, pure: new sources, tags and set
+members, and whether its value differs (newer, older, or a contradiction time cannot settle).
+`facts` asks it whether a candidate is known and unchanged; `merge` writes what it finds."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import string
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from memory_curator.core.notes import as_list, norm_tag
+from memory_curator.core.text import parse_time
+
+SET_FIELDS = ("participants", "aliases", "roles")
+CONTESTED = "contradictions"  # values a person kept beside the current one (`settle="both"`)
+Settle = Literal["new", "old", "both"]  # a person's answer to a contradiction time cannot settle
+IGNORED_TAGS = {"needs-review"}
+_TRACKING = re.compile(r"^(utm_.*|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|igshid|si)$", re.IGNORECASE)
+_PUNCT = str.maketrans("", "", string.punctuation)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a candidate would add to a note with the same key."""
+
+    sources: tuple[str, ...]
+    tags: tuple[str, ...]
+    participants: tuple[str, ...]
+    aliases: tuple[str, ...]
+    value_changed: bool
+    order: str  # "newer", "older", "unknown": the candidate's observation vs the note's
+    roles: tuple[str, ...] = ()
+
+    @property
+    def additions(self) -> tuple[str, ...]:
+        out = [f"source {s}" for s in self.sources]
+        out += [f"tag {t}" for t in self.tags]
+        out += [f"participant {p}" for p in self.participants]
+        out += [f"alias {a}" for a in self.aliases]
+        out += [f"role {r}" for r in self.roles]
+        if self.value_changed:
+            out.append("a changed value")
+        return tuple(out)
+
+    @property
+    def contradiction(self) -> bool:
+        """A different value whose time cannot say which one is current."""
+        return self.value_changed and self.order == "unknown"
+
+
+def norm_text(value: Any) -> str:
+    """Case, accents, whitespace and punctuation folded: 'the same value' as a person means it."""
+    text = unicodedata.normalize("NFKC", str(value)).casefold().translate(_PUNCT)
+    return " ".join(text.split())
+
+
+def norm_url(url: Any) -> str:
+    """Scheme and host case, trailing slash and tracking parameters do not make a new source."""
+    text = str(url).strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return text
+    if not parts.scheme or not parts.netloc:
+        return text.rstrip("/")
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)])
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, ""))
+
+
+def sources_of(frontmatter: Mapping[str, Any]) -> list[str]:
+    return [str(s) for s in [*as_list(frontmatter.get("source_url")), *as_list(frontmatter.get("sources"))]]
+
+
+def history_values(frontmatter: Mapping[str, Any]) -> list[Any]:
+    return [h.get("value") for h in as_list(frontmatter.get("history")) if isinstance(h, Mapping)]
+
+
+def history_sources(frontmatter: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    for entry in as_list(frontmatter.get("history")):
+        if isinstance(entry, Mapping):
+            out += sources_of(entry)
+    return out
+
+
+def observed(frontmatter: Mapping[str, Any]) -> dt.datetime | None:
+    """When the value was true in the world: observed_at, else captured_at."""
+    for key in ("observed_at", "captured_at"):
+        moment = parse_time(frontmatter.get(key))
+        if moment is not None:
+            return moment
+    return None
+
+
+def compare(
+    note_fm: Mapping[str, Any],
+    note_tags: Iterable[str],
+    cand_fm: Mapping[str, Any],
+    cand_tags: Iterable[str],
+) -> Comparison:
+    known_sources = {norm_url(s) for s in [*sources_of(note_fm), *history_sources(note_fm)]}
+    new_sources = new_items(sources_of(cand_fm), known_sources, norm_url)
+    known_tags = {norm_tag(t) for t in note_tags}
+    new_tags = tuple(t for t in dict.fromkeys(norm_tag(t) for t in cand_tags) if t not in known_tags | IGNORED_TAGS)
+    sets = {
+        name: new_items(
+            [str(x) for x in as_list(cand_fm.get(name))], {norm_text(x) for x in as_list(note_fm.get(name))}
+        )
+        for name in SET_FIELDS
+    }
+    order = _order(note_fm, cand_fm)
+    value_changed = _value_changed(note_fm, cand_fm, order)
+    if value_changed and blank(note_fm.get("value")):
+        order = "newer"  # a value where the note had none replaces nothing: never a contradiction
+    return Comparison(
+        new_sources, new_tags, sets["participants"], sets["aliases"], value_changed, order, roles=sets["roles"]
+    )
+
+
+def new_items(items: Iterable[str], known: set[str], key: Any = norm_text) -> tuple[str, ...]:
+    """The items whose `key` is not known yet, each once, in their order."""
+    out: list[str] = []
+    seen = set(known)
+    for item in items:
+        marker = key(item)
+        if marker not in seen:
+            seen.add(marker)
+            out.append(item)
+    return tuple(out)
+
+
+def blank(value: Any) -> bool:
+    """No value at all: a missing key, `null` or an empty text (0 and false are values)."""
+    return value is None or value == ""
+
+
+def _value_changed(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any], order: str) -> bool:
+    """A value differs when it is neither current nor in history; a newer observation of a
+    value in history differs too (the fact changed back)."""
+    if blank(cand_fm.get("value")):
+        return False
+    mine = norm_text(cand_fm["value"])
+    if not blank(note_fm.get("value")) and mine == norm_text(note_fm["value"]):
+        return False
+    contested = [e.get("value") for e in as_list(note_fm.get(CONTESTED)) if isinstance(e, Mapping)]
+    known = {norm_text(v) for v in [*history_values(note_fm), *contested] if v is not None}
+    return order == "newer" or mine not in known
+
+
+def settled(comparison: Comparison, note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any], how: Settle) -> Comparison:
+    """The comparison as a person settled it: the new value current (`new`: the old one to
+    history), the old one kept (`old`: the new one to history), or both kept (`both`: the new
+    one beside the current value, under `contradictions:`)."""
+    order = {"new": "newer", "old": "older", "both": "contested"}[how]
+    return replace(comparison, order=order, value_changed=_value_changed(note_fm, cand_fm, order))
+
+
+def _order(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any]) -> str:
+    mine, theirs = observed(cand_fm), observed(note_fm)
+    if mine is None or theirs is None or mine == theirs:
+        return "unknown"
+    return "newer" if mine > theirs else "older"
