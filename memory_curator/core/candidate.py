@@ -16,6 +16,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from memory_curator.core.conditions import is_present
+from memory_curator.core.marks import REVIEW_TAG, unmarked
 from memory_curator.core.names import slugify
 from memory_curator.core.notes import Note, NotEditable, all_tags, content_hash, edit_frontmatter, parse
 from memory_curator.core.ownership import never_owned
@@ -50,11 +51,13 @@ class Candidate:
 
     @property
     def tags(self) -> list[str]:
-        return all_tags(self.note)
+        return [t for t in all_tags(self.note) if t != REVIEW_TAG]
 
 
 def build(raw: bytes | str, inbox_path: str, agent: str, rules: Rules) -> Candidate:
-    note = parse(raw)
+    """The candidate as a sweep decides it: its own text, read past the curator's marks (an
+    earlier sweep's uncertainty line and `needs-review` tag), so flagging it changes no verdict."""
+    note = parse(unmarked(raw))
     digest = content_hash(raw)
     near: tuple[tuple[str, str], ...] = ()
     if not note.problem:

@@ -13,15 +13,15 @@ from ruamel.yaml.error import YAMLError
 
 from memory_curator.core.candidate import Candidate, not_carried
 from memory_curator.core.conditions import is_present
+from memory_curator.core.marks import DROP_MARK as DROP_MARK  # the marks' own module is core.marks
+from memory_curator.core.marks import REVIEW_MARK as REVIEW_MARK
+from memory_curator.core.marks import REVIEW_TAG as REVIEW_TAG
+from memory_curator.core.marks import strip_trailing_marks
 from memory_curator.core.names import printable, slugify
 from memory_curator.core.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
 from memory_curator.core.ownership import claims
 from memory_curator.core.privacy import APPROVAL
 from memory_curator.core.text import iso, split_list
-
-REVIEW_TAG = "needs-review"
-DROP_MARK = "> 🗑 dropped by memory-curator: "
-REVIEW_MARK = "> ⚠ curator uncertainty: "
 
 
 def provenance(candidate: Candidate, now: dt.datetime) -> dict[str, Any]:
@@ -157,17 +157,6 @@ def _add_review_tag(data: CommentedMap) -> None:
             tags.append(REVIEW_TAG)
     elif REVIEW_TAG not in [norm_tag(t) for t in split_list(tags)]:
         data["tags"] = CommentedSeq([*split_list(tags), REVIEW_TAG])
-
-
-def strip_trailing_marks(text: str, marks: tuple[str, ...] = (REVIEW_MARK, DROP_MARK)) -> str:
-    """`text` without the curator's own mark lines at its very end (and the blank lines before
-    them); `text` itself when it ends in none."""
-    lines = text.splitlines(keepends=True)
-    changed = False
-    while lines and (lines[-1].startswith(marks) or (changed and not lines[-1].strip())):
-        lines.pop()
-        changed = True
-    return "".join(lines) if changed else text
 
 
 def strip_drop_mark(text: str) -> str:

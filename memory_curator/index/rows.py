@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_curator.core.candidate import infer_surface, target_path
-from memory_curator.core.compose import strip_trailing_marks
+from memory_curator.core.marks import strip_trailing_marks
 from memory_curator.core.merge import norm_text
 from memory_curator.core.names import nfc, printable, slugify
 from memory_curator.core.notes import as_list, content_hash, frontmatter_tags, parse, strip_code
