@@ -20,8 +20,10 @@ from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from memory_curator.cli.app import cli
+from memory_curator.cli.machine import here
 from memory_curator.commands.context import Seams
 from memory_curator.core.clock import Clock, FixedClock
+from memory_curator.store.state import state_dir
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "vault_fixtures"
@@ -76,6 +78,12 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     for name in ("MEMORY_CURATOR_VAULT", "MEMORY_CURATOR_STATE", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+def state_of(root: Path, explicit: str | Path | None = None) -> Path:
+    """The vault's state folder on this machine, created: the one its commands use."""
+    machine = here()
+    return state_dir(root, explicit, machine.env, machine.state_home)
 
 
 def age(path: Path) -> None:

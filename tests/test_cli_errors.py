@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -270,7 +272,7 @@ def test_every_command_ends_with_its_code_and_error_object(
     expected = case.codes.get(cell, DEFAULT[cell])
     if cell == "locked":
         place.state.mkdir(exist_ok=True)
-        with sweep_lock(place.state, SystemClock()):
+        with sweep_lock(place.state, SystemClock(), os.getpid(), socket.gethostname()):
             code, out, err = ended(args, case.stdin, monkeypatch, capsys)
     else:
         code, out, err = ended(args, case.stdin, monkeypatch, capsys)

@@ -15,8 +15,8 @@ from click.testing import Result
 from fake_schedulers import Fakes, install_fakes
 from loop_kit import CONTRADICTION, INSIGHT, PATCHING, THIN_FACT, UNSOURCED, fail, sweep
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep as sweep_mod
-from memory_curator.commands.context import Context
 from memory_curator.commands.status import per_day
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.compose import has_review_tag
@@ -213,10 +213,10 @@ def test_long_sweeps_tick_a_progress_bar_short_ones_do_not(vault: Path, write_ca
     for n in range(sweep_mod.PROGRESS_MIN):
         write_candidate(vault, f"c{n:03}.md", UNSOURCED.replace("acme", f"acme-{n}"))
     total = sweep_mod.PROGRESS_MIN + 2  # plus the fixtures' two
-    sweep_mod.run(Context.build(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
+    sweep_mod.run(build_context(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
     assert calls == [total] and len(ticks) == total
     write_candidate(vault, "one-more.md", UNSOURCED)
-    sweep_mod.run(Context.build(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
+    sweep_mod.run(build_context(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
     assert calls == [total]
 
 

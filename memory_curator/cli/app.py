@@ -8,8 +8,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import io
-import os
-import socket
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -19,9 +17,10 @@ from typing import BinaryIO, Literal, NoReturn
 import click
 
 from memory_curator.cli import render as report
+from memory_curator.cli.machine import build_context, here, machine_of
 from memory_curator.commands import check as checking
 from memory_curator.commands import sweep
-from memory_curator.commands.context import Context, Seams
+from memory_curator.commands.context import Invocation, Seams, index_env
 from memory_curator.core import names
 from memory_curator.core import rules as rules_mod
 from memory_curator.core.clock import SystemClock
@@ -58,6 +57,8 @@ def cli(ctx: click.Context) -> None:
         ctx.obj = Seams() if ctx.obj is None else Seams(clock=ctx.obj)  # a bare clock: the rest real
         if sys.stderr.isatty():  # a long index build shows a bar there; stdout stays clean for --json
             ctx.obj = dataclasses.replace(ctx.obj, progress=report.index_progress)
+    if ctx.obj.machine is None:  # the machine, read once
+        ctx.obj = dataclasses.replace(ctx.obj, machine=here())
 
 
 @cli.command()
@@ -195,8 +196,12 @@ def _day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str
 
 
 def _env(seams: Seams) -> Mapping[str, str]:
-    """The environment the command sees: the process's, or the one a test passes."""
-    return os.environ if seams.env is None else seams.env
+    """The environment the command sees: the machine's, or the one a test passes."""
+    return machine_of(seams).env
+
+
+def _find(seams: Seams, start: Path | None, vault: str | None) -> Path:
+    return vault_mod.find_root(start, vault, _env(seams), Path.cwd())
 
 
 def _agent(seams: Seams) -> str | None:
@@ -206,8 +211,8 @@ def _agent(seams: Seams) -> str | None:
 def _sweep_now(
     seams: Seams, path: str | None, vault: str | None, state_dir: str | None, options: sweep.Options
 ) -> SweepResult:
-    root = vault_mod.find_root(Path(path) if path else None, vault)
-    return sweep.run(Context.build(root, state_dir, seams), _scope(root, path), options)
+    root = _find(seams, Path(path) if path else None, vault)
+    return sweep.run(build_context(root, state_dir, seams), _scope(root, path), options)
 
 
 def _scope(root: Path, path: str | None) -> Path | None:
@@ -233,15 +238,15 @@ def check(seams: Seams, file: str, as_json: bool, explain: bool, vault: str | No
     Changes nothing.
     """
     if file == "-":
-        ctx = Context.build(vault_mod.find_root(None, vault), None, seams)
+        ctx = build_context(_find(seams, None, vault), None, seams)
         text = checking.read_limited(_stdin(), "<stdin>", ctx.rules.settings.max_candidate_bytes)
         data = checking.check_text(ctx, text, "<stdin>", explain)
     else:
         target = Path(file)
         if not target.is_file():
             raise CuratorError(f"{file}: no such file", file=file)
-        root = vault_mod.find_root(target.parent, vault)
-        data = checking.check_file(Context.build(root, None, seams), target, explain)
+        root = _find(seams, target.parent, vault)
+        data = checking.check_file(build_context(root, None, seams), target, explain)
     report.check(data, as_json)
 
 
@@ -258,8 +263,8 @@ def watch(seams: Seams, as_json: bool, no_judge: bool, vault: str | None, state_
     """
     from memory_curator.commands import watch as watching  # watchdog's import is paid by this command only
 
-    root = vault_mod.find_root(None, vault)
-    watcher = watching.Watcher(Context.build(root, state_dir, seams), use_judge=not no_judge)
+    root = _find(seams, None, vault)
+    watcher = watching.Watcher(build_context(root, state_dir, seams), use_judge=not no_judge)
     with watching.stop_on_signals(watcher):
         for item in watcher.run():
             report.watch(item, as_json, seams.clock.now())
@@ -273,10 +278,11 @@ def rules_group() -> None:
 @rules_group.command(name="check")
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @VAULT_OPTION
-def rules_check(file: str | None, vault: str | None) -> None:
+@click.pass_obj
+def rules_check(seams: Seams, file: str | None, vault: str | None) -> None:
     """Validate a rules file (default: the vault's), with line numbers."""
     if file is None:
-        root = vault_mod.find_root(None, vault)
+        root = _find(seams, None, vault)
         found = rules_file.vault_rules_file(root)  # a broken symlink or a FIFO is named by `load`, not "no file"
         if found is None:
             missing = root / names.RULES_PATH
@@ -331,47 +337,53 @@ def schedule_group() -> None:
 
 @schedule_group.command(name="install")
 @_job_options
+@click.pass_obj
 def schedule_install(
-    every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None
+    seams: Seams, every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None
 ) -> None:
     """Install (or replace) this vault's scheduled sweep."""
     from memory_curator.commands import schedule
 
-    plan = schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change)
+    plan = schedule.plan_install(_find(seams, None, vault), state_dir, every, platform, on_change)
     report.schedule_applied([schedule.install(plan)])
 
 
 @schedule_group.command(name="show")
 @_job_options
-def schedule_show(every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None) -> None:
+@click.pass_obj
+def schedule_show(
+    seams: Seams, every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None
+) -> None:
     """Print exactly what `install` would write and run; change nothing."""
     from memory_curator.commands import schedule
 
-    report.schedule_plan(schedule.plan_install(vault_mod.find_root(None, vault), state_dir, every, platform, on_change))
+    report.schedule_plan(schedule.plan_install(_find(seams, None, vault), state_dir, every, platform, on_change))
 
 
 @schedule_group.command(name="status")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @VAULT_OPTION
 @STATE_OPTION
-def schedule_status(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@click.pass_obj
+def schedule_status(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Ask the scheduler itself whether this vault's sweep is loaded, and when it last ran."""
     from memory_curator.commands import schedule
 
-    report.schedule_status(schedule.status(vault_mod.find_root(None, vault), state_dir), as_json)
+    report.schedule_status(schedule.status(_find(seams, None, vault), state_dir), as_json)
 
 
 @schedule_group.command(name="uninstall")
 @_scheduler_flags
 @VAULT_OPTION
-def schedule_uninstall(platform: str | None, vault: str | None) -> None:
+@click.pass_obj
+def schedule_uninstall(seams: Seams, platform: str | None, vault: str | None) -> None:
     """Remove this vault's scheduled sweep (from every scheduler, or the one named)."""
     from memory_curator.commands import schedule
 
     if vault and not Path(vault).expanduser().exists():  # a deleted vault's job can still be removed
         root = Path(vault).expanduser().absolute()
     else:
-        root = vault_mod.find_root(None, vault)
+        root = _find(seams, None, vault)
     done = [schedule.uninstall(plan) for plan in schedule.plan_uninstall(root, platform)]
     report.schedule_applied(done, f"no scheduled sweep of {root} found")
 
@@ -385,8 +397,7 @@ def doctor(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None
     """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
     from memory_curator.commands import doctor as doctor_mod
 
-    machine = doctor_mod.Machine(seams.clock.now(), env=dict(_env(seams)), hostname=seams.host or socket.gethostname())
-    findings = doctor_mod.diagnose(vault, state_dir, machine, seams.clock)
+    findings = doctor_mod.diagnose(Invocation(seams, machine_of(seams), Path.cwd(), vault, state_dir))
     report.doctor(findings, as_json)
     if doctor_mod.failed(findings):
         raise click.exceptions.Exit(EXIT_CONFIG)
@@ -434,13 +445,13 @@ def review(
 
     if reason is not None and reason not in CODES:
         raise click.BadParameter(f"{reason!r} is not a reason code (one of: {', '.join(CODES)})", param_hint="--reason")
-    root = vault_mod.find_root(Path(path) if path else None, vault)
+    root = _find(seams, Path(path) if path else None, vault)
     scoped, only = review_mod.scope(root, path)
     chosen = set(agents) if agents else None
     if chosen is not None and scoped is not None:
         chosen &= scoped
     wanted = chosen if chosen is not None else scoped
-    desk = Desk(Context.build(root, state_dir, seams, by))
+    desk = Desk(build_context(root, state_dir, seams, by))
     tally = review_ui.review(desk, report.make_console(highlight=False), keys_mod.for_stdin(), wanted, only, reason)
     report.review_tally(tally)
     if tally.interrupted:  # Ctrl-C: the counts are said, what was decided stays decided
@@ -493,8 +504,8 @@ def resolve(
         raise click.UsageError("give exactly one of --promote/--surface, --patch NOTE, --drop REASON")
     if settle is not None and patch_into is None:
         raise click.UsageError("--settle goes with --patch NOTE")
-    root = vault_mod.find_root(Path(file).parent, vault)
-    desk = Desk(Context.build(root, state_dir, seams, by), wait)
+    root = _find(seams, Path(file).parent, vault)
+    desk = Desk(build_context(root, state_dir, seams, by), wait)
     if patch_into is not None:
         confirm = review_ui.asker() if review_ui.on_terminal() else None
         done = review_mod.patch_confirmed(desk, file, patch_into, confirm, yes, settle)
@@ -525,8 +536,8 @@ def restore(
     """Move a dropped item back to _inbox/<agent>/, tagged needs-review, without its audit line."""
     from memory_curator.commands import restore as restore_mod
 
-    root = vault_mod.find_root(Path(dropped_file).parent, vault)
-    report.restored(restore_mod.restore(Context.build(root, state_dir, seams, by), dropped_file, wait), as_json)
+    root = _find(seams, Path(dropped_file).parent, vault)
+    report.restored(restore_mod.restore(build_context(root, state_dir, seams, by), dropped_file, wait), as_json)
 
 
 @cli.command()
@@ -553,8 +564,8 @@ def undo(
 
     if (run_id is None) == (not last):
         raise click.UsageError("give a RUN_ID (see `memory-curator log`) or --last")
-    root = vault_mod.find_root(None, vault)
-    report.undone(undo_mod.undo(Context.build(root, state_dir, seams, by), run_id, wait), as_json)
+    root = _find(seams, None, vault)
+    report.undone(undo_mod.undo(build_context(root, state_dir, seams, by), run_id, wait), as_json)
 
 
 @cli.command()
@@ -574,7 +585,7 @@ def submit(seams: Seams, file: str, agent: str | None, with_check: bool, as_json
     into _inbox/<agent>/ under a unique name."""
     from memory_curator.commands import submit as submit_mod
 
-    ctx = Context.build(vault_mod.find_root(None, vault), None, seams)
+    ctx = build_context(_find(seams, None, vault), None, seams)
     limit = ctx.rules.settings.max_candidate_bytes
     if file == "-":
         text, origin = checking.read_limited(_stdin(), "<stdin>", limit), "<stdin>"
@@ -603,8 +614,8 @@ def status(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None
     """The inbox backlog, the review queue, recent drops and sweeps, the index and the schedule."""
     from memory_curator.commands import status as status_mod
 
-    root = vault_mod.find_root(None, vault)
-    report.status(status_mod.gather(Context.build(root, state_dir, seams)), as_json)
+    root = _find(seams, None, vault)
+    report.status(status_mod.gather(build_context(root, state_dir, seams)), as_json)
 
 
 @cli.command()
@@ -626,8 +637,8 @@ def mcp(seams: Seams, agent: str | None, vault: str | None, state_dir: str | Non
         from memory_curator.cli import mcp as mcp_server
     except ImportError as exc:
         raise CuratorError(f"the mcp command needs the MCP SDK ({exc}): pip install 'memory-curator[mcp]'") from None
-    root = vault_mod.find_root(None, vault)  # a folder that is not a vault is refused there
-    mcp_server.serve(Context.build(root, state_dir, seams), agent)
+    root = _find(seams, None, vault)  # a folder that is not a vault is refused there
+    mcp_server.serve(build_context(root, state_dir, seams), agent)
 
 
 @cli.command(name="log")
@@ -648,8 +659,8 @@ def log_command(
     """The decision log: which candidate, which verdict, why, and where it went."""
     from memory_curator.commands import log as decision_log
 
-    root = vault_mod.find_root(None, vault)
-    report.decision_log(decision_log.read(Context.build(root, state_dir, seams), since, file), as_json)
+    root = _find(seams, None, vault)
+    report.decision_log(decision_log.read(build_context(root, state_dir, seams), since, file), as_json)
 
 
 @cli.command()
@@ -689,7 +700,8 @@ def query(
         raise click.UsageError(
             "ask one thing: ENTITY PREDICATE, --slug S, --text TEXT, --similar FILE|TEXT or --date YYYY-MM-DD"
         )
-    querier = index.open_querier(*_index_context(vault, state_dir), seams.clock, _env(seams))
+    ctx = build_context(_find(seams, None, vault), state_dir, seams)
+    querier = index.open_querier(ctx.root, ctx.rules, ctx.state, ctx.clock, index_env(ctx))
     if similar is not None:
         report.similar(index.similar_both(querier, similar, limit), as_json)
         return
@@ -697,12 +709,10 @@ def query(
     report.query(index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit), as_json)
 
 
-def _index_context(vault: str | None, state_dir: str | None) -> tuple[Path, rules_mod.Rules, Path]:
+def _index_context(seams: Seams, vault: str | None, state_dir: str | None) -> tuple[Path, rules_mod.Rules, Path]:
     """The vault, its rules and its state folder: what every index command opens."""
-    from memory_curator.store.state import state_dir as state_folder
-
-    root = vault_mod.find_root(None, vault)
-    return root, rules_file.load_for_vault(root), state_folder(root, state_dir)
+    ctx = build_context(_find(seams, None, vault), state_dir, seams)
+    return ctx.root, ctx.rules, ctx.state
 
 
 @cli.group(name="index")
@@ -719,7 +729,9 @@ def index_rebuild(seams: Seams, as_json: bool, vault: str | None, state_dir: str
     """Build the index from scratch (sweeps refresh it by themselves)."""
     from memory_curator.index import store as index
 
-    report.index_rebuilt(index.Index(*_index_context(vault, state_dir), seams.clock, seams.files).rebuild(), as_json)
+    report.index_rebuilt(
+        index.Index(*_index_context(seams, vault, state_dir), seams.clock, seams.files).rebuild(), as_json
+    )
 
 
 @index_group.command(name="stats")
@@ -731,7 +743,7 @@ def index_stats(seams: Seams, as_json: bool, vault: str | None, state_dir: str |
     """Where the index lives, its size, freshness and the notes it could only read by body (no refresh)."""
     from memory_curator.index import store as index
 
-    report.index_stats(index.current_stats(*_index_context(vault, state_dir), seams.clock), as_json)
+    report.index_stats(index.current_stats(*_index_context(seams, vault, state_dir), seams.clock), as_json)
 
 
 @cli.group(name="semantic")
@@ -753,7 +765,8 @@ def semantic_fetch(seams: Seams, name: str, to: str | None) -> None:
     semantic pairing. The only command that downloads one: sweeps read it from its local folder."""
     from memory_curator.commands import semantic
 
-    fetched = semantic.fetch(name, Path(to) if to else None, _env(seams))
+    machine = machine_of(seams)
+    fetched = semantic.fetch(name, Path(to) if to else None, machine.env, data_home=machine.data_home)
     report.lines([f"{names.printable(name)}: {fetched.path} ({fetched.bytes / 1e6:.1f} MB)"])
 
 
@@ -860,24 +873,23 @@ def _crash_folder(args: list[str]) -> Path:
     """--state-dir, else MEMORY_CURATOR_STATE, else the vault's own state folder, else the user's
     state directory: the command's parsed options are gone once it raised, so they are read again
     from its arguments."""
-    import platformdirs
+    from memory_curator.store.state import state_folder
 
-    from memory_curator.store.state import APP, state_folder
-
+    machine = here()
     try:
-        root = vault_mod.find_root(None, _option_value(args, "--vault"))
+        root = vault_mod.find_root(None, _option_value(args, "--vault"), machine.env, Path.cwd())
     except Exception:  # no vault here, or none that can be told from the arguments
-        chosen = _option_value(args, "--state-dir") or os.environ.get("MEMORY_CURATOR_STATE")
-        return Path(chosen or platformdirs.user_state_dir(APP)).expanduser()
-    return state_folder(root, _option_value(args, "--state-dir"))
+        chosen = _option_value(args, "--state-dir") or machine.env.get("MEMORY_CURATOR_STATE")
+        return Path(chosen).expanduser() if chosen else machine.state_home
+    return state_folder(root, _option_value(args, "--state-dir"), machine.env, machine.state_home)
 
 
 def _option_value(args: list[str], name: str) -> str | None:
     """The value of `name VALUE` or `name=VALUE` in `args` (the last one given wins, as in click)."""
     found = None
-    for here, arg in enumerate(args):
-        if arg == name and here + 1 < len(args):
-            found = args[here + 1]
+    for at, arg in enumerate(args):
+        if arg == name and at + 1 < len(args):
+            found = args[at + 1]
         elif arg.startswith(name + "="):
             found = arg[len(name) + 1 :]
     return found

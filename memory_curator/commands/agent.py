@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_curator.commands.context import Context
+from memory_curator.commands.context import Context, index_env
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import DROPPED, INBOX, printable
 from memory_curator.core.notes import parse, plain
@@ -64,7 +64,7 @@ def search(
         raise CuratorError("ask one thing: text, key (entity and predicate), name or date")
     if not 1 <= limit <= SEARCH_MAX:
         raise CuratorError(f"limit {limit}: between 1 and {SEARCH_MAX}")
-    querier = index.open_querier(ctx.root, ctx.rules, ctx.state, ctx.clock, ctx.env)
+    querier = index.open_querier(ctx.root, ctx.rules, ctx.state, ctx.clock, index_env(ctx))
     answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit + SEARCH_MAX)
     served = []
     for row in answer["results"]:

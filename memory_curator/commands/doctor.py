@@ -8,29 +8,26 @@ user should know (no schedule, no judge key, not the curator host, the macOS pri
 from __future__ import annotations
 
 import datetime as dt
-import getpass
 import json
 import os
-import platform
-import socket
 import sqlite3
 import sys
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memory_curator.commands import schedule
+from memory_curator.commands.context import Invocation, Machine
 from memory_curator.commands.sweep import host_refusal
-from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.clock import Clock
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError, RulesError
 from memory_curator.core.names import DROPPED, INBOX, RULES_PATH, printable
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import parse_time
 from memory_curator.store import runlog
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import find_root
 from memory_curator.store.rules_file import DEFAULT_RULES, load, vault_rules_file
 from memory_curator.store.state import lock_holder, lock_is_free, state_dir, vault_id
 
@@ -48,38 +45,27 @@ class Finding:
         return {"topic": self.topic, "level": self.level, "message": self.message, "fix": self.fix}
 
 
-@dataclass(frozen=True)
-class Machine:
-    """What doctor looks at besides the vault; tests pass their own. `now` (from the caller's
-    clock) judges a stuck lock and an overdue schedule."""
-
-    now: dt.datetime
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    home: Path = field(default_factory=Path.home)
-    system: str = field(default_factory=platform.system)
-    hostname: str = field(default_factory=socket.gethostname)
-
-
-def diagnose(
-    vault: str | None, state_opt: str | None, machine: Machine | None = None, clock: Clock = SystemClock()
-) -> list[Finding]:
-    machine = machine or Machine(clock.now())
+def diagnose(asked: Invocation) -> list[Finding]:
+    """Every finding for the vault the command line names (none found is the first finding), on
+    the machine it runs on; `now` (from the clock) judges a stuck lock and an overdue schedule."""
+    machine, clock = asked.machine, asked.seams.clock
     try:
-        root = find_root(None, vault)
+        root = asked.root()
     except CuratorError as exc:
         return [Finding("vault", "problem", str(exc), "pass --vault, set MEMORY_CURATOR_VAULT or run inside the vault")]
     findings = check_vault(root, machine)
     rules, found = check_rules(root)
     findings += found
-    state, found = check_state(root, state_opt)
+    state, found = check_state(root, asked.state, machine)
     findings += found
     if state is not None:
-        findings += check_lock(state, machine.now)
-        findings += check_schedule(root, state, machine)
+        findings += check_lock(state, clock.now())
+        findings += check_schedule(root, state, machine, clock.now())
         findings += check_index(root, rules, state, clock)
     findings += check_judge(rules, machine.env)
-    findings += check_semantic(rules.settings.semantic.model if rules is not None else None, machine.env, root)
-    findings += check_host(rules, machine.hostname)
+    setting = rules.settings.semantic.model if rules is not None else None
+    findings += check_semantic(setting, machine.env, root, machine.data_home)
+    findings += check_host(rules, machine.host)
     return findings
 
 
@@ -88,7 +74,7 @@ def failed(findings: list[Finding]) -> bool:
 
 
 def check_vault(root: Path, machine: Machine) -> list[Finding]:
-    fix = f"give {getpass.getuser()} read and write access (chmod -R u+rwX {root})"
+    fix = f"give {machine.login} read and write access (chmod -R u+rwX {root})"
     if not os.access(root, os.R_OK | os.X_OK):
         return [Finding("vault", "problem", f"{root} is not readable", fix)]
     out = []
@@ -123,10 +109,10 @@ def check_rules(root: Path) -> tuple[Rules | None, list[Finding]]:
     return rules, [Finding("rules", "ok", f"{RULES_PATH} is valid ({counts})")]
 
 
-def check_state(root: Path, state_opt: str | None) -> tuple[Path | None, list[Finding]]:
+def check_state(root: Path, state_opt: str | None, machine: Machine) -> tuple[Path | None, list[Finding]]:
     fix = "point --state-dir (or MEMORY_CURATOR_STATE) at a folder you can write"
     try:
-        folder = state_dir(root, state_opt)
+        folder = state_dir(root, state_opt, machine.env, machine.state_home)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-"):
             pass
     except CuratorError as exc:
@@ -156,12 +142,12 @@ def _lock_since(state: Path) -> dt.datetime | None:
     return parse_time(text)
 
 
-def check_schedule(root: Path, state: Path, machine: Machine) -> list[Finding]:
+def check_schedule(root: Path, state: Path, machine: Machine, now: dt.datetime) -> list[Finding]:
     try:
         jobs = schedule.installed(vault_id(root), machine.home, dict(machine.env))
     except CuratorError as exc:
         return [Finding("schedule", "problem", str(exc), "memory-curator schedule install (rewrites it)")]
-    out = [_job_finding(job, root, state) for job in jobs]
+    out = [_job_finding(job, state, machine.uid) for job in jobs]
     if not jobs:
         usable = schedule.available(machine.system)
         fix = "memory-curator schedule install"
@@ -173,10 +159,10 @@ def check_schedule(root: Path, state: Path, machine: Machine) -> list[Finding]:
         names = ", ".join(j.platform for j in jobs)
         fix = f"memory-curator schedule uninstall --{jobs[-1].platform}"
         out.append(Finding("schedule", "warn", f"scheduled {len(jobs)} times ({names}); one is enough", fix))
-    return out + check_last_run(root, state, jobs, machine)
+    return out + check_last_run(root, state, jobs, machine, now)
 
 
-def _job_finding(job: schedule.Installed, root: Path, state: Path) -> Finding:
+def _job_finding(job: schedule.Installed, state: Path, uid: int) -> Finding:
     python = job.command[0] if job.command else ""
     reinstall = "memory-curator schedule install (from the environment that should run the sweeps)"
     if not (os.path.isabs(python) and os.access(python, os.X_OK)):
@@ -189,7 +175,7 @@ def _job_finding(job: schedule.Installed, root: Path, state: Path) -> Finding:
             f"{job.platform} sweeps use the state dir {scheduled_state}, this shell {state}: two locks, two journals"
         )
         return Finding("schedule", "problem", message, "use the same --state-dir here, or reinstall with this one")
-    said = schedule.ask(job, os.getuid())  # the scheduler itself: files alone schedule nothing
+    said = schedule.ask(job, uid)  # the scheduler itself: files alone schedule nothing
     if said.loaded is None:
         what = "whether the timer runs" if job.platform == "systemd" else "whether the job is loaded"
         asked = "`systemctl --user`" if job.platform == "systemd" else "launchctl"
@@ -211,12 +197,14 @@ def _job_finding(job: schedule.Installed, root: Path, state: Path) -> Finding:
     return Finding("schedule", "ok", f"{job.platform}{every} ({job.where}){told}")
 
 
-def check_last_run(root: Path, state: Path, jobs: list[schedule.Installed], machine: Machine) -> list[Finding]:
+def check_last_run(
+    root: Path, state: Path, jobs: list[schedule.Installed], machine: Machine, now: dt.datetime
+) -> list[Finding]:
     log = state / runlog.LOG_NAME
     entries = runlog.entries(log)
     out = [*_journal_finding(state)]
     if not entries:
-        return out + _never_ran(jobs, machine.now)
+        return out + _never_ran(jobs, now, machine.uid)
     last = entries[-1]
     if last.stray:
         fix = "run the scheduled command by hand (see `memory-curator schedule show`) to see the whole error"
@@ -228,7 +216,7 @@ def check_last_run(root: Path, state: Path, jobs: list[schedule.Installed], mach
             *out,
             Finding("last run", "problem", f"{when} failed: {last.summary}", _failure_fix(last, root, machine)),
         ]
-    overdue = _overdue(jobs, last.time, machine.now)
+    overdue = _overdue(jobs, last.time, now, machine.uid)
     if overdue:
         return [*out, overdue]
     how = "another sweep held the lock, so it skipped" if last.exit == EXIT_LOCKED else last.summary
@@ -241,22 +229,22 @@ def _failure_fix(last: runlog.RunRecord, root: Path, machine: Machine) -> str:
     return "run the same sweep by hand (`memory-curator run --vault …`) and fix what it reports"
 
 
-def _never_ran(jobs: list[schedule.Installed], now: dt.datetime) -> list[Finding]:
+def _never_ran(jobs: list[schedule.Installed], now: dt.datetime, uid: int) -> list[Finding]:
     for job in jobs:
         if job.since is not None and job.every:
             installed_at = dt.datetime.fromtimestamp(job.since, dt.UTC)
             if now - installed_at > _grace(job.every):
                 message = f"{job.platform} job installed {installed_at:%Y-%m-%d %H:%M}Z but no sweep was ever logged"
-                return [Finding("last run", "problem", message, _scheduler_fix(job))]
+                return [Finding("last run", "problem", message, _scheduler_fix(job, uid))]
     return [Finding("last run", "ok", "not run yet")] if jobs else []
 
 
-def _overdue(jobs: list[schedule.Installed], last: dt.datetime, now: dt.datetime) -> Finding | None:
+def _overdue(jobs: list[schedule.Installed], last: dt.datetime, now: dt.datetime, uid: int) -> Finding | None:
     for job in jobs:
         if job.every and now - last > _grace(job.every):
             every = schedule.every_text(job.every)
             message = f"no sweep logged since {last:%Y-%m-%d %H:%M}Z although scheduled every {every}"
-            return Finding("last run", "problem", message, _scheduler_fix(job))
+            return Finding("last run", "problem", message, _scheduler_fix(job, uid))
     return None
 
 
@@ -264,9 +252,9 @@ def _grace(every: int) -> dt.timedelta:
     return dt.timedelta(seconds=2 * every + 300)
 
 
-def _scheduler_fix(job: schedule.Installed) -> str:
+def _scheduler_fix(job: schedule.Installed, uid: int) -> str:
     if job.platform == "launchd":
-        return f"launchctl print gui/{os.getuid()}/{Path(job.where).stem} shows why launchd did not run it"
+        return f"launchctl print gui/{uid}/{Path(job.where).stem} shows why launchd did not run it"
     if job.platform == "systemd":
         timer = Path(job.where).with_suffix(".timer").name
         return f"systemctl --user status {timer}; without `loginctl enable-linger` timers stop at logout"
@@ -312,7 +300,9 @@ def check_index(root: Path, rules: Rules | None, state: Path, clock: Clock) -> l
     return [Finding("index", "warn", message, "correct their frontmatter; `memory-curator index stats` lists them")]
 
 
-def check_semantic(setting: str | None, env: Mapping[str, str], root: Path | None = None) -> list[Finding]:
+def check_semantic(
+    setting: str | None, env: Mapping[str, str], root: Path | None = None, data_home: Path | None = None
+) -> list[Finding]:
     """Semantic pairing, when the rules name a model (`setting`): the extra, where the model
     lives and its size (a `./folder` beside the vault at `root`). Missing either only warns:
     sweeps then pair lexically. Nothing at all when semantic pairing is off."""
@@ -321,11 +311,7 @@ def check_semantic(setting: str | None, env: Mapping[str, str], root: Path | Non
     if setting is None:
         return []
     try:
-        path = (
-            semantic.folder_for(setting, root, env)
-            if root is not None
-            else semantic.model_path(setting, semantic.models_dir(env))
-        )
+        path = semantic.folder_for(setting, root or Path(), env, data_home)
     except semantic.SemanticUnavailable as exc:
         return [
             Finding("semantic", "warn", f"{exc}: sweeps pair lexically only", "name a model (owner/name) or a folder")

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any, Literal
 from xml.parsers.expat import ExpatError
 
+import platformdirs
+
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 from memory_curator.core.names import INBOX
 from memory_curator.core.notes import content_hash
@@ -537,18 +539,23 @@ def fda_fix(python: str) -> str:
     return f"System Settings > Privacy & Security > Full Disk Access: add {os.path.realpath(python)}"
 
 
+def _state_folder(root: Path, state_opt: str | None, env: Mapping[str, str]) -> Path:
+    """The vault's state folder under this user's state folder (issue 26: until this module takes a Machine)."""
+    return state_folder(root, state_opt, env, platformdirs.user_state_path("memory-curator"))
+
+
 def plan_install(root: Path, state_opt: str | None, every: str, forced: str | None, on_change: bool) -> JobPlan:
     """What `install` and `show` do for this vault on this machine."""
     env, home, system = dict(os.environ), Path.home(), platform.system()
     usable = {} if forced else available(system)
     where = choose_platform(forced, system, usable)
     if where is None:
-        job = make_job(root, state_folder(root, state_opt, env).resolve(), parse_every(every), False, sys.executable)
+        job = make_job(root, _state_folder(root, state_opt, env).resolve(), parse_every(every), False, sys.executable)
         line = no_scheduler(usable, job)
         return JobPlan("none", job.id, unavailable=line, fallback=watch_unit(job, home, env, system))
     if on_change and where != "launchd":
         raise CuratorError(f"--on-change needs launchd (not {where}); `memory-curator watch` sweeps on change anywhere")
-    job = make_job(root, state_folder(root, state_opt, env).resolve(), parse_every(every), on_change, sys.executable)
+    job = make_job(root, _state_folder(root, state_opt, env).resolve(), parse_every(every), on_change, sys.executable)
     plan = install_plan(job, where, home, env, os.getuid(), where != "systemd" or linger_enabled())
     notes = [*plan.notes, *_host_notes(root)]
     program = {"launchd": "launchctl", "systemd": "systemctl", "cron": "crontab"}[where]
@@ -766,6 +773,6 @@ def summary(root: Path, state: Path, home: Path, env: dict[str, str]) -> dict[st
 def status(root: Path, state_opt: str | None) -> dict[str, Any]:
     """`schedule status`: the summary, which schedulers work here and which `install` would use."""
     env, home, system = dict(os.environ), Path.home(), platform.system()
-    state = state_folder(root, state_opt, env).resolve()
+    state = _state_folder(root, state_opt, env).resolve()
     usable = available(system)
     return {**summary(root, state, home, env), "available": usable, "choice": choose_platform(None, system, usable)}

@@ -8,14 +8,13 @@ the index is only looked at, never refreshed.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator.commands.context import Context
+from memory_curator.commands.context import Context, Machine
 from memory_curator.commands.log import Entry, entries
 from memory_curator.core import compose
 from memory_curator.core.errors import CuratorError, RulesError
@@ -119,7 +118,7 @@ def gather(ctx: Context, for_agent: bool = False) -> dict[str, Any]:
         "last_sweeps": last_sweeps(records),
         "verdicts_per_day": per_day(log, now),
         "index": index_summary(root, state, now, rules),
-        "schedule": schedule_summary(root, state),
+        "schedule": schedule_summary(root, state, ctx.machine),
         "lock": {"free": lock_is_free(state), "holder": None if lock_is_free(state) else lock_holder(state)},
         "journal": {"path": str(journal.path), "bytes": journal.size(), "actions": len(log)},
         "rules": rules_state,
@@ -257,11 +256,11 @@ def index_summary(root: Path, state: Path, now: dt.datetime, rules: Rules | None
     }
 
 
-def schedule_summary(root: Path, state: Path) -> dict[str, Any]:
+def schedule_summary(root: Path, state: Path, machine: Machine) -> dict[str, Any]:
     """The scheduled sweeps of this vault and the last one's outcome."""
     try:
         from memory_curator.commands import schedule
 
-        return schedule.summary(root, state, Path.home(), dict(os.environ))  # asks the schedulers themselves
+        return schedule.summary(root, state, machine.home, dict(machine.env))  # asks the schedulers themselves
     except (ImportError, CuratorError, OSError) as exc:
         return {"installed": False, "error": str(exc)}
