@@ -22,7 +22,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from memory_curator.cli.app import cli
 from memory_curator.cli.machine import here
 from memory_curator.commands.context import Seams
-from memory_curator.core.clock import Clock, FixedClock
+from memory_curator.core.clock import Clock, FixedClock, SystemClock
 from memory_curator.store.state import state_dir
 
 REPO = Path(__file__).resolve().parent.parent
@@ -131,7 +131,9 @@ def invoke() -> Callable[..., Result]:
     `seams=` all it takes from the world (a fixed clock, failing file operations, a fake judge)."""
 
     def run(*args: str, input: str | None = None, clock: Clock | None = None, seams: Seams | None = None) -> Result:
-        return CliRunner().invoke(cli, list(args), input=input, obj=seams or clock, catch_exceptions=False)
+        return CliRunner().invoke(
+            cli, list(args), input=input, obj=seams or Seams(clock=clock or SystemClock()), catch_exceptions=False
+        )
 
     return run
 

@@ -32,6 +32,7 @@ from semantic_kit import write_model
 from test_json_contract import SUBMITTED
 
 from memory_curator.cli.app import cli, main
+from memory_curator.commands.context import Seams
 from memory_curator.core.clock import SystemClock
 from memory_curator.core.errors import EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_USAGE
 from memory_curator.store.state import sweep_lock
@@ -62,7 +63,7 @@ class Place:
         done = CliRunner().invoke(
             cli,
             ["resolve", item, "--drop", "not now", "--by", "tester", "--json", *where(self, str(self.vault))],
-            obj=SystemClock(),
+            obj=Seams(),
             catch_exceptions=False,
         )
         assert done.exit_code == 0, done.output
@@ -99,7 +100,7 @@ def where(place: Place, vault: str) -> list[str]:
 def indexed(place: Place, vault: str) -> list[str]:
     """`where`, with the real vault's index built first (`index stats` reads, never builds)."""
     if vault == str(place.vault):
-        built = CliRunner().invoke(cli, ["index", "rebuild", *where(place, vault)], obj=SystemClock())
+        built = CliRunner().invoke(cli, ["index", "rebuild", *where(place, vault)], obj=Seams())
         assert built.exit_code == 0, built.output
     return where(place, vault)
 

@@ -21,6 +21,7 @@ from loop_kit import INSIGHT
 from test_result_contract import TOTAL_KEYS, check_agent
 
 from memory_curator.cli.app import cli
+from memory_curator.commands.context import Seams
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.result import Action, AgentResult, SweepResult
 
@@ -47,7 +48,9 @@ class Vault:
     write_candidate: Callable[..., Path]
 
     def invoke(self, *args: str, input: str | None = None) -> Result:
-        return CliRunner().invoke(cli, list(args), input=input, obj=FixedClock(NOW), catch_exceptions=False)
+        return CliRunner().invoke(
+            cli, list(args), input=input, obj=Seams(clock=FixedClock(NOW)), catch_exceptions=False
+        )
 
     @property
     def where(self) -> tuple[str, ...]:

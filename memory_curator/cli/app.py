@@ -53,12 +53,16 @@ STATE_OPTION = click.option(
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Keep an Obsidian-style vault clean while AI agents write into it."""
-    if not isinstance(ctx.obj, Seams):  # what every command takes from the world; tests pass their own
-        ctx.obj = Seams() if ctx.obj is None else Seams(clock=ctx.obj)  # a bare clock: the rest real
-        if sys.stderr.isatty():  # a long index build shows a bar there; stdout stays clean for --json
-            ctx.obj = dataclasses.replace(ctx.obj, progress=report.index_progress)
-    if ctx.obj.machine is None:  # the machine, read once
-        ctx.obj = dataclasses.replace(ctx.obj, machine=here())
+    ctx.obj = _seams(ctx.obj)
+
+
+def _seams(given: Seams | None) -> Seams:
+    """What every command takes from the world, always a Seams: a test's own (`obj=Seams(...)`),
+    else the real ones with the index's bar on a terminal; on this machine, read once, unless
+    the seams name another."""
+    if given is None:
+        given = Seams(progress=report.index_progress if sys.stderr.isatty() else None)  # stdout stays clean
+    return given if given.machine is not None else dataclasses.replace(given, machine=here())
 
 
 @cli.command()
@@ -818,7 +822,7 @@ def main(argv: list[str] | None = None) -> None:
     code; with `--json` also one object on stdout, `{"error": {"code", "message", "file"}}`."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False, obj=SystemClock())
+        code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False)
     except click.exceptions.Abort:  # click's name for Ctrl-C (and end of input at a prompt)
         _fail(args, EXIT_INTERRUPTED, "aborted")
     except click.ClickException as exc:
