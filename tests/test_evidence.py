@@ -43,7 +43,7 @@ def test_a_list_keeps_its_real_sources_and_words_become_numbers() -> None:
 
 
 def check(vault: Path, **fm: object) -> dict:
-    return check_text(build_context(vault), note(**fm), "_inbox/agent/c.md", agent="agent")
+    return check_text(build_context(vault), note(**fm), "_inbox/agent/c.md", agent="agent").to_json()
 
 
 def test_a_placeholder_source_is_no_source(vault: Path) -> None:

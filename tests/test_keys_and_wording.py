@@ -40,7 +40,7 @@ Something happened.
 
 
 def verdict(vault: Path, text: str, name: str = "x") -> dict:
-    return check_text(build_context(vault), text, f"_inbox/agent/{name}.md", agent="agent")
+    return check_text(build_context(vault), text, f"_inbox/agent/{name}.md", agent="agent").to_json()
 
 
 def sweep_one(vault: Path, invoke, write_candidate, text: str) -> dict:

@@ -31,7 +31,7 @@ def vault_with(vault: Path, notes: dict[str, str]) -> Path:
 
 
 def check(vault: Path, text: str) -> dict:
-    return check_text(build_context(vault), text, "_inbox/agent/c.md", agent="agent")
+    return check_text(build_context(vault), text, "_inbox/agent/c.md", agent="agent").to_json()
 
 
 KEPANO = "# kepano\n\nSteph Ango, CEO of Obsidian. Maintains [[Minimal]] and the Obsidian Web Clipper.\n"

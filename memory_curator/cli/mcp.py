@@ -106,7 +106,7 @@ def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
         note with its key and the nearest notes it was compared with, and what to add to be
         promoted."""
         text = _text(ctx, markdown, fields, body)
-        return _guard(lambda: checking.check_text(ctx, text, ORIGIN, agent=who(agent), with_context=True))  # type: ignore[return-value]
+        return _guard(lambda: checking.check_text(ctx, text, ORIGIN, agent=who(agent), with_context=True).to_json())  # type: ignore[return-value]
 
     @server.tool()
     def search_notes(
@@ -174,7 +174,8 @@ def _text(ctx: Context, markdown: str | None, fields: dict[str, Any] | None, bod
 
 def _submit(ctx: Context, text: str, agent: str) -> Submitted:
     done = submit_mod.submit(ctx, text, ORIGIN, agent, with_check=True)
-    return {"inbox_path": done.inbox_path, "agent_id": done.agent_id, "check": done.check}  # type: ignore[typeddict-item]
+    assert done.check is not None  # asked for: with_check
+    return {"inbox_path": done.inbox_path, "agent_id": done.agent_id, "check": done.check.to_json()}  # type: ignore[typeddict-item]
 
 
 def _sweep(ctx: Context, agent: str) -> dict[str, Any]:

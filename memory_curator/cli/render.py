@@ -32,6 +32,7 @@ from memory_curator.core.text import iso
 
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
     from memory_curator.commands import schedule
+    from memory_curator.commands.check import Verdict
     from memory_curator.commands.doctor import Finding
     from memory_curator.commands.init import Initialised
     from memory_curator.commands.review import Tally
@@ -202,19 +203,18 @@ def _diffs(console: Console, result: SweepResult) -> None:
                 console.print(diff_view(action.diff))
 
 
-def check(data: Mapping[str, Any], as_json: bool) -> None:
+def check(verdict: Verdict, as_json: bool) -> None:
     if as_json:
-        emit("check", dict(data))
+        emit("check", verdict.to_json())
         return
     console = stdout()
-    verdict = str(data["verdict"])
-    console.print(f"[{STYLE.get(verdict, 'white')}]{verdict}[/]: {shown(str(data['reason']))}")
-    if data.get("target_path"):
-        console.print(f"target: {shown(data['target_path'])}")
-    table = criteria_table(data.get("criteria") or {})
+    console.print(f"[{STYLE.get(verdict.verdict, 'white')}]{verdict.verdict}[/]: {shown(verdict.reason)}")
+    if verdict.target_path:
+        console.print(f"target: {shown(verdict.target_path)}")
+    table = criteria_table(verdict.criteria)
     if table.row_count:
         console.print(table)
-    for line in data.get("explanation", []):
+    for line in verdict.explanation or ():
         console.print(f"  {shown(line)}")
 
 
