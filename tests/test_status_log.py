@@ -155,7 +155,7 @@ def test_verdicts_per_day_counts_by_utc_day() -> None:
             {"event": "begin", "time": when, "run": "r", "seq": seq, "verdict": verdict},
             {"event": "end", "run": "r", "seq": seq, "ok": True},
         ]
-    days = per_day(entries(records), now)
+    days = [day.to_json() for day in per_day(entries(records), now)]
     assert days[0]["date"] == "2026-11-17" and len(days) == 14
     assert days[-1] == {"date": "2026-11-30", "promote": 1, "patch": 0, "drop": 1, "needs_review": 0}
     assert days[-2]["drop"] == 1 and sum(d["patch"] for d in days) == 0  # the 16th is outside the two weeks

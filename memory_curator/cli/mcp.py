@@ -195,13 +195,13 @@ def _sweep(ctx: Context, agent: str) -> dict[str, Any]:
 def _status(ctx: Context) -> dict[str, Any]:
     from memory_curator.judge import client
 
-    data = status_mod.gather(ctx, for_agent=True)
+    status = status_mod.gather(ctx, for_agent=True)
     try:
         settings = client.resolve_settings(ctx.rules.settings.judge, (), ctx.env)
-        data["judge"] = "on" if settings.enabled and ctx.env.get(client.KEY_ENV, "").strip() else "off"
+        judge = "on" if settings.enabled and ctx.env.get(client.KEY_ENV, "").strip() else "off"
     except CuratorError as exc:
-        data["judge"] = f"off ({exc})"
-    return data
+        judge = f"off ({exc})"
+    return dataclasses.replace(status, judge=judge).to_json()
 
 
 def _fail(message: str) -> Callable[[], Any]:

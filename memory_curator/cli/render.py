@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # commands' modules are imported by the commands that use the
     from memory_curator.commands.doctor import Finding
     from memory_curator.commands.init import Initialised
     from memory_curator.commands.review import Tally
+    from memory_curator.commands.status import Day, Inbox, IndexState, LastSweep, Status
     from memory_curator.index.store import Refresh
 
 STYLE = {"promote": "green", "patch": "cyan", "drop": "red", "needs_review": "yellow"}
@@ -336,66 +337,60 @@ def decision_log(entries: list[Any], as_json: bool) -> None:
         console.print(f"{when}  {verdict}{state}  {shown(entry.inbox or '')}{where}  {why}")
 
 
-def status(data: Mapping[str, Any], as_json: bool) -> None:
+def status(data: Status, as_json: bool) -> None:
     if as_json:
-        emit("status", dict(data))
+        emit("status", data.to_json())
         return
     console = stdout()
-    console.print(f"[bold]vault[/] {shown(data['vault'])}\n[bold]state[/] {shown(data['state_dir'])}")
-    console.print(_inbox_table(data))
-    review = data["needs_review"]
-    oldest = f" (oldest {shown(review['oldest_path'])}, {review['oldest_age_hours']} h)" if review["count"] else ""
-    console.print(f"[yellow]waiting for a person:[/] {review['count']}{oldest}")
-    for big in review.get("too_large", []):
-        console.print(f"  {shown(big['path'])}: {shown(big['reason'])} (never read; split it or move it by hand)")
-    if data["contradictions"]:
-        console.print(f"[red]contradictions flagged:[/] {', '.join(shown(p) for p in data['contradictions'])}")
-    drops = data["drops_7d"]
-    rules = ", ".join(f"{shown(rule)} {n}" for rule, n in drops["by_rule"].items())
-    console.print(f"drops in the last 7 days: {drops['total']}" + (f" ({rules})" if rules else ""))
-    if data["last_sweeps"]:
-        console.print(_sweeps_table(data["last_sweeps"]))
-    console.print(verdict_chart(data["verdicts_per_day"]))
-    rules_state = data.get("rules") or {}
-    if rules_state.get("valid") is False:  # the index is not read then: the rules are what to fix
-        where = f"{rules_state['file']}:{rules_state['line']}" if rules_state.get("line") else rules_state["file"]
-        problem = shown(f"{where}: {rules_state['problem']}")
-        console.print(f"[red]sweeps stopped:[/] rules file invalid ({problem})")
+    console.print(f"[bold]vault[/] {shown(data.vault)}\n[bold]state[/] {shown(data.state_dir)}")
+    console.print(_inbox_table(data.inbox))
+    review = data.needs_review
+    oldest = f" (oldest {shown(review.oldest_path)}, {review.oldest_age_hours} h)" if review.count else ""
+    console.print(f"[yellow]waiting for a person:[/] {review.count}{oldest}")
+    for path, reason in review.too_large:
+        console.print(f"  {shown(path)}: {shown(reason)} (never read; split it or move it by hand)")
+    if data.contradictions:
+        console.print(f"[red]contradictions flagged:[/] {', '.join(shown(p) for p in data.contradictions)}")
+    drops = data.drops_7d
+    rules = ", ".join(f"{shown(rule)} {n}" for rule, n in drops.by_rule.items())
+    console.print(f"drops in the last 7 days: {drops.total}" + (f" ({rules})" if rules else ""))
+    if data.last_sweeps:
+        console.print(_sweeps_table(data.last_sweeps))
+    console.print(verdict_chart(data.verdicts_per_day))
+    if not data.rules.valid:  # the index is not read then: the rules are what to fix
+        where = f"{data.rules.file}:{data.rules.line}" if data.rules.line else data.rules.file
+        console.print(f"[red]sweeps stopped:[/] rules file invalid ({shown(f'{where}: {data.rules.problem}')})")
     else:
-        console.print(_index_line(data.get("index")))
-    console.print(_schedule_line(data.get("schedule") or {}))
-    lock = data["lock"]
-    console.print("lock: free" if lock["free"] else f"lock: held by {shown(str(lock['holder']))}")
+        console.print(_index_line(data.index))
+    console.print(_schedule_line(data.schedule))
+    console.print("lock: free" if data.lock_free else f"lock: held by {shown(str(data.lock_holder))}")
 
 
-def _inbox_table(data: Mapping[str, Any]) -> Table:
+def _inbox_table(inbox: Inbox) -> Table:
     table = Table("agent", "candidates", "needs review", "held", title="inbox", show_edge=False, title_justify="left")
-    for agent, counts in data["inbox"]["agents"].items():
-        table.add_row(shown(agent), str(counts["candidates"]), str(counts["needs_review"]), str(counts["held"]))
+    for agent, counts in inbox.agents.items():
+        table.add_row(shown(agent), str(counts.candidates), str(counts.needs_review), str(counts.held))
     if not table.row_count:
         table.add_row("(empty)", "0", "0", "0")
     return table
 
 
-def _sweeps_table(runs: list[Mapping[str, Any]]) -> Table:
+def _sweeps_table(runs: tuple[LastSweep, ...]) -> Table:
     table = Table(title="last sweeps", show_edge=False, title_justify="left")
     for column in ("started", "processed", "promoted", "patched", "dropped", "review", "errors", "seconds", "judge"):
         table.add_column(column, justify="left" if column == "started" else "right")
     for run in reversed(runs):
-        judge = run.get("judge") or {}
-        tokens = (judge.get("input_tokens") or 0) + (judge.get("output_tokens") or 0)
-        started = str(run.get("started") or "?")[:16].replace("T", " ") + (" (undone)" if run.get("undone") else "")
-        counts = [shown(run.get(k) or 0) for k in ("processed", "promoted", "patched", "dropped", "needs_review")]
-        table.add_row(
-            shown(started), *counts, shown(run.get("errors") or 0), shown(run.get("seconds")), f"{tokens} tok"
-        )
+        started = str(run.count("started") or "?")[:16].replace("T", " ") + (" (undone)" if run.undone else "")
+        counts = [shown(run.count(k) or 0) for k in ("processed", "promoted", "patched", "dropped", "needs_review")]
+        errors, seconds = shown(run.count("errors") or 0), shown(run.count("seconds"))
+        table.add_row(shown(started), *counts, errors, seconds, f"{run.tokens} tok")
     return table
 
 
-def verdict_chart(days: list[Mapping[str, Any]], width: int = 40) -> Table:
+def verdict_chart(days: tuple[Day, ...], width: int = 40) -> Table:
     """Verdicts per day as stacked bars, one row a day (rich renders it in the terminal)."""
     verdicts = ("promote", "patch", "drop", "needs_review")
-    peak = max((sum(int(d[v]) for v in verdicts) for d in days), default=0)
+    peak = max((day.total for day in days), default=0)
     scale = width / peak if peak > width else 1.0
     table = Table(title="verdicts per day", show_edge=False, show_header=False, title_justify="left", box=None)
     table.add_column(style="dim")
@@ -404,24 +399,24 @@ def verdict_chart(days: list[Mapping[str, Any]], width: int = 40) -> Table:
     for day in days:
         bar = Text()
         for verdict in verdicts:
-            count = int(day[verdict])
+            count = day.counts.get(verdict, 0)
             if count:
                 bar.append("█" * max(1, round(count * scale)), style=STYLE[verdict])
-        table.add_row(str(day["date"])[5:], bar, str(sum(int(day[v]) for v in verdicts)))
+        table.add_row(day.date[5:], bar, str(day.total))
     legend = "  ".join(f"[{STYLE[v]}]█[/] {v}" for v in verdicts)
     table.caption = legend
     return table
 
 
-def _index_line(index: Mapping[str, Any] | None) -> str:
+def _index_line(index: IndexState | None) -> str:
     if index is None:
         return "index: not built yet (the next sweep builds it)"
-    if not index.get("usable"):
-        return f"index: unusable, rebuilt at the next sweep ({shown(str(index.get('error', index['path'])))})"
-    size = (index.get("bytes") or 0) / 1_000_000
-    age = age_text(index.get("age_seconds"))
-    problems = f", {index['problems']} read by body only (index stats)" if index.get("problems") else ""
-    return f"index: {shown(index.get('notes'))} notes{problems}, {size:.1f} MB, refreshed {age} ago"
+    if not index.usable:
+        return f"index: unusable, rebuilt at the next sweep ({shown(index.error or index.path)})"
+    size = (index.bytes or 0) / 1_000_000
+    age = age_text(index.age_seconds)
+    problems = f", {index.problems} read by body only (index stats)" if index.problems else ""
+    return f"index: {shown(index.notes)} notes{problems}, {size:.1f} MB, refreshed {age} ago"
 
 
 def _schedule_line(schedule: Mapping[str, Any]) -> str:
