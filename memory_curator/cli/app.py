@@ -20,7 +20,7 @@ from memory_curator.cli import render as report
 from memory_curator.cli.machine import build_context, here, machine_of
 from memory_curator.commands import check as checking
 from memory_curator.commands import sweep
-from memory_curator.commands.context import Invocation, Seams, index_env
+from memory_curator.commands.context import Invocation, Seams
 from memory_curator.core import names
 from memory_curator.core import rules as rules_mod
 from memory_curator.core.clock import SystemClock
@@ -33,11 +33,10 @@ from memory_curator.core.errors import (
     EXIT_USAGE,
     CuratorError,
     OtherHost,
-    RulesError,
 )
 from memory_curator.core.result import SweepResult
 from memory_curator.store import paths as vault_mod
-from memory_curator.store import rules_file, runlog
+from memory_curator.store import runlog
 
 VAULT_OPTION = click.option("--vault", "vault", type=click.Path(file_okay=False), help="The vault folder.")
 STATE_OPTION = click.option(
@@ -285,23 +284,13 @@ def rules_group() -> None:
 @click.pass_obj
 def rules_check(seams: Seams, file: str | None, vault: str | None) -> None:
     """Validate a rules file (default: the vault's), with line numbers."""
-    if file is None:
-        root = _find(seams, None, vault)
-        found = rules_file.vault_rules_file(root)  # a broken symlink or a FIFO is named by `load`, not "no file"
-        if found is None:
-            missing = root / names.RULES_PATH
-            raise CuratorError(f"{missing}: no rules file (run `memory-curator init`)", file=missing)
-        path = found
-    else:
-        path = Path(file)
-    try:
-        rules = rules_file.load(path)
-    except RulesError as exc:
-        if len(exc.problems) == 1:
-            raise
-        report.rules_problems(exc.problems)  # every problem of the one pass, one line each
-        raise click.exceptions.Exit(exc.exit_code) from None
-    report.rules_summary(rules)
+    from memory_curator.commands import rules as rules_mod
+
+    path = Path(file) if file is not None else rules_mod.vault_rules(_find(seams, None, vault))
+    checked = rules_mod.check(path)
+    report.rules_check(checked)
+    if checked.rules is None:
+        raise click.exceptions.Exit(checked.exit_code)
 
 
 def _scheduler_flags(func: Callable[..., None]) -> Callable[..., None]:
@@ -697,7 +686,7 @@ def query(
     state_dir: str | None,
 ) -> None:
     """Ask the vault's index: the note for ENTITY PREDICATE, a --slug, a --date, --text or --similar neighbours."""
-    from memory_curator.index import querier as index
+    from memory_curator.commands import query as query_mod
 
     asked = [bool(entity_predicate), slug is not None, text is not None, day is not None, similar is not None]
     if sum(asked) != 1 or len(entity_predicate) not in (0, 2):
@@ -705,18 +694,9 @@ def query(
             "ask one thing: ENTITY PREDICATE, --slug S, --text TEXT, --similar FILE|TEXT or --date YYYY-MM-DD"
         )
     ctx = build_context(_find(seams, None, vault), state_dir, seams)
-    querier = index.open_querier(ctx.root, ctx.rules, ctx.state, ctx.clock, index_env(ctx))
-    if similar is not None:
-        report.similar(index.similar_both(querier, similar, limit), as_json)
-        return
     key = (entity_predicate[0], entity_predicate[1]) if entity_predicate else None
-    report.query(index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit), as_json)
-
-
-def _index_context(seams: Seams, vault: str | None, state_dir: str | None) -> tuple[Path, rules_mod.Rules, Path]:
-    """The vault, its rules and its state folder: what every index command opens."""
-    ctx = build_context(_find(seams, None, vault), state_dir, seams)
-    return ctx.root, ctx.rules, ctx.state
+    question = query_mod.Question(key, slug, text, day, similar, limit)
+    report.query(query_mod.ask(ctx, question, Path.cwd()), as_json)
 
 
 @cli.group(name="index")
@@ -731,11 +711,9 @@ def index_group() -> None:
 @click.pass_obj
 def index_rebuild(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Build the index from scratch (sweeps refresh it by themselves)."""
-    from memory_curator.index import store as index
+    from memory_curator.commands import index
 
-    report.index_rebuilt(
-        index.Index(*_index_context(seams, vault, state_dir), seams.clock, seams.files).rebuild(), as_json
-    )
+    report.index_rebuilt(index.rebuild(build_context(_find(seams, None, vault), state_dir, seams)), as_json)
 
 
 @index_group.command(name="stats")
@@ -745,9 +723,9 @@ def index_rebuild(seams: Seams, as_json: bool, vault: str | None, state_dir: str
 @click.pass_obj
 def index_stats(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
     """Where the index lives, its size, freshness and the notes it could only read by body (no refresh)."""
-    from memory_curator.index import store as index
+    from memory_curator.commands import index
 
-    report.index_stats(index.current_stats(*_index_context(seams, vault, state_dir), seams.clock), as_json)
+    report.index_stats(index.stats(build_context(_find(seams, None, vault), state_dir, seams)), as_json)
 
 
 @cli.group(name="semantic")

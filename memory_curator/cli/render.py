@@ -27,15 +27,17 @@ from rich.text import Text
 
 from memory_curator.core.names import INBOX, printable, printable_block
 from memory_curator.core.result import SweepResult
-from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
 
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
     from memory_curator.commands import schedule
     from memory_curator.commands.check import Verdict
     from memory_curator.commands.doctor import Finding
+    from memory_curator.commands.index import Stats
     from memory_curator.commands.init import Initialised
+    from memory_curator.commands.query import Answer, Neighbours
     from memory_curator.commands.review import Tally
+    from memory_curator.commands.rules import Checked
     from memory_curator.commands.status import Day, Inbox, IndexState, LastSweep, Status
     from memory_curator.index.store import Refresh
 
@@ -226,7 +228,14 @@ def criteria_table(criteria: Mapping[str, bool | None]) -> Table:
     return table
 
 
-def rules_summary(rules: Rules) -> None:
+def rules_check(checked: Checked) -> None:
+    """`rules check`: what a valid file holds, or every problem of the one pass, one line each
+    (as the error boundary shows one: `file:line: problem`)."""
+    if checked.rules is None:
+        for problem in checked.problems:
+            error_line(f"memory-curator: {printable(str(problem))}")
+        return
+    rules = checked.rules
     console = stdout()
     console.print(f"{shown(rules.path)}: valid")
     console.print("surfaces: " + ", ".join(f"{shown(s.name)} ({shown(s.path)})" for s in rules.surfaces))
@@ -234,12 +243,6 @@ def rules_summary(rules: Rules) -> None:
     for rule in rules.drop_rules:
         how = "judge only" if rule.judge_only else (rule.when.text if rule.when else "")
         console.print(f"drop {shown(rule.id)}: {shown(rule.reason)}  [dim]when {shown(how)}[/]")
-
-
-def rules_problems(problems: Iterable[Exception]) -> None:
-    """Every problem `rules check` found, as the error boundary shows one: `file:line: problem`."""
-    for problem in problems:
-        error_line(f"memory-curator: {printable(str(problem))}")
 
 
 def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
@@ -539,39 +542,36 @@ def finding_line(finding: Finding) -> str:
     return printable(line)
 
 
-def query(data: Mapping[str, Any], as_json: bool) -> None:
+def query(result: Answer | Neighbours, as_json: bool) -> None:
     if as_json:
-        emit("query", dict(data))
-        return
-    if not data["results"]:
-        lines([printable(f"no note matches {data['kind']} {data['query']!r}")])
-        return
-    out = []
-    for row in data["results"]:
-        score = f"  {row['score']:.3f}" if "score" in row else ""
-        value = f"  value: {row['value']}" if row.get("value") else ""
-        out.append(printable(f"{row['path']}  ({row['surface'] or 'no surface'}){score}{value}"))
-    lines(out)  # a note's name or value may hold an escape sequence: shown escaped
+        emit("query", result.to_json())
+    elif result.kind == "similar":
+        _neighbours(result)
+    elif not result.results:
+        lines([printable(f"no note matches {result.kind} {result.query!r}")])
+    else:
+        out = []
+        for row in result.results:
+            score = f"  {row.score:.3f}" if row.score is not None else ""
+            value = f"  value: {row.value}" if row.value else ""
+            out.append(printable(f"{row.path}  ({row.surface or 'no surface'}){score}{value}"))
+        lines(out)  # a note's name or value may hold an escape sequence: shown escaped
 
 
-def similar(data: Mapping[str, Any], as_json: bool) -> None:
+def _neighbours(result: Neighbours) -> None:
     """`query --similar`: the lexical and the semantic neighbours in two columns."""
-    if as_json:
-        emit("query", dict(data))
-        return
     table = Table(show_edge=False, header_style="bold")
-    status = data["semantic_status"]
+    status = result.semantic_status
     table.add_column("lexical", overflow="fold")
     table.add_column("semantic" if status == "on" else f"semantic: {shown(status)}", overflow="fold")
-    left, right = data["lexical"], data["semantic"]
+    left, right = result.lexical, result.semantic
     for i in range(max(len(left), len(right), 1)):
-        cells = [_neighbour_cell(column[i]) if i < len(column) else "" for column in (left, right)]
+        cells = [
+            shown(f"{column[i].path}  {column[i].score or 0:.3f}") if i < len(column) else ""
+            for column in (left, right)
+        ]
         table.add_row(*cells)
     stdout().print(table)
-
-
-def _neighbour_cell(row: Mapping[str, Any]) -> str:
-    return shown(f"{row['path']}  {row['score']:.3f}")
 
 
 def index_rebuilt(built: Refresh, as_json: bool) -> None:
@@ -581,21 +581,21 @@ def index_rebuilt(built: Refresh, as_json: bool) -> None:
     lines([f"indexed {built.notes} notes in {built.seconds:.1f} s"])
 
 
-def index_stats(data: Mapping[str, Any], as_json: bool) -> None:
+def index_stats(stats: Stats, as_json: bool) -> None:
     if as_json:
-        emit("index stats", dict(data))
+        emit("index stats", stats.to_json())
         return
-    surfaces = ", ".join(f"{name} {count}" for name, count in data["surfaces"].items())  # escaped below
+    surfaces = ", ".join(f"{name} {count}" for name, count in stats.surfaces.items())  # escaped below
     out = [
-        f"index: {data['path']} (schema {data['schema']}, {data['bytes'] / 1e6:.1f} MB)",
-        f"notes: {data['notes']} ({surfaces}); {data['terms']} distinct words",
-        f"built {data['built']}, refreshed {data['refreshed']}",
+        f"index: {stats.path} (schema {stats.schema}, {stats.bytes / 1e6:.1f} MB)",
+        f"notes: {stats.notes} ({surfaces}); {stats.terms} distinct words",
+        f"built {stats.built}, refreshed {stats.refreshed}",
     ]
-    vectors = data.get("vectors")
-    if vectors:
-        model = f", model {vectors['model']}" if vectors.get("model") else ""
-        out.append(f"semantic vectors: {vectors['count']} ({vectors['bytes'] / 1e6:.1f} MB{model})")
-    out += [f"read by body only: {p['path']}: {p['problem']}" for p in data["problems"]]
+    vectors = stats.vectors
+    if vectors is not None:
+        model = f", model {vectors.model}" if vectors.model else ""
+        out.append(f"semantic vectors: {vectors.count} ({vectors.bytes / 1e6:.1f} MB{model})")
+    out += [f"read by body only: {path}: {problem}" for path, problem in stats.problems]
     lines(map(printable, out))  # the index's values: a note's name, a surface, a model
 
 
