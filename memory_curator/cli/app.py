@@ -17,6 +17,7 @@ from typing import BinaryIO, Literal, NoReturn
 import click
 
 from memory_curator.cli import render as report
+from memory_curator.cli import render_status as history
 from memory_curator.cli.machine import build_context, here, machine_of
 from memory_curator.commands import check as checking
 from memory_curator.commands import sweep
@@ -338,7 +339,7 @@ def schedule_install(
     from memory_curator.commands import schedule
 
     plan = schedule.plan_install(_find(seams, None, vault), state_dir, every, platform, on_change)
-    report.schedule_applied([schedule.install(plan)])
+    history.schedule_applied([schedule.install(plan)])
 
 
 @schedule_group.command(name="show")
@@ -350,7 +351,7 @@ def schedule_show(
     """Print exactly what `install` would write and run; change nothing."""
     from memory_curator.commands import schedule
 
-    report.schedule_plan(schedule.plan_install(_find(seams, None, vault), state_dir, every, platform, on_change))
+    history.schedule_plan(schedule.plan_install(_find(seams, None, vault), state_dir, every, platform, on_change))
 
 
 @schedule_group.command(name="status")
@@ -362,7 +363,7 @@ def schedule_status(seams: Seams, as_json: bool, vault: str | None, state_dir: s
     """Ask the scheduler itself whether this vault's sweep is loaded, and when it last ran."""
     from memory_curator.commands import schedule
 
-    report.schedule_status(schedule.status(_find(seams, None, vault), state_dir), as_json)
+    history.schedule_status(schedule.status(_find(seams, None, vault), state_dir), as_json)
 
 
 @schedule_group.command(name="uninstall")
@@ -378,7 +379,7 @@ def schedule_uninstall(seams: Seams, platform: str | None, vault: str | None) ->
     else:
         root = _find(seams, None, vault)
     done = [schedule.uninstall(plan) for plan in schedule.plan_uninstall(root, platform)]
-    report.schedule_applied(done, f"no scheduled sweep of {root} found")
+    history.schedule_applied(done, f"no scheduled sweep of {root} found")
 
 
 @cli.command()
@@ -608,7 +609,7 @@ def status(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None
     from memory_curator.commands import status as status_mod
 
     root = _find(seams, None, vault)
-    report.status(status_mod.gather(build_context(root, state_dir, seams)), as_json)
+    history.status(status_mod.gather(build_context(root, state_dir, seams)), as_json)
 
 
 @cli.command()
@@ -653,7 +654,7 @@ def log_command(
     from memory_curator.commands import log as decision_log
 
     root = _find(seams, None, vault)
-    report.decision_log(decision_log.read(build_context(root, state_dir, seams), since, file), as_json)
+    history.decision_log(decision_log.read(build_context(root, state_dir, seams), since, file), as_json)
 
 
 @cli.command()
