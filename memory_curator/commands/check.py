@@ -104,6 +104,18 @@ def read_limited(stream: BinaryIO, origin: str, limit: int) -> str:
         raise CuratorError(f"{origin}: not UTF-8 text") from None
 
 
+def read_candidate(file: str, stdin: BinaryIO, limit: int) -> tuple[str, str]:
+    """A candidate handed to `check` or `submit` as FILE, or `-` for `stdin`: its text and where
+    it came from, read no further than `limit`."""
+    if file == "-":
+        return read_limited(stdin, "<stdin>", limit), "<stdin>"
+    source = Path(file)
+    if not source.is_file():
+        raise CuratorError(f"{file}: no such file", file=file)
+    with source.open("rb") as stream:
+        return read_limited(stream, file, limit), file
+
+
 def _is_file(stream: BinaryIO) -> bool:
     try:
         return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)

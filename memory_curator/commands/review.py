@@ -96,6 +96,16 @@ def scope(root: Path, path: str | None) -> tuple[set[str] | None, str | None]:
     return {name for name, _ in scope_agents(root, folder)}, None
 
 
+def wanted(root: Path, path: str | None, agents: tuple[str, ...]) -> tuple[set[str] | None, str | None]:
+    """(agent folders, single item) a review walks: PATH's (`scope`), narrowed to the `--agent`s
+    given; None for every agent."""
+    scoped, only = scope(root, path)
+    chosen = set(agents) if agents else None
+    if chosen is not None and scoped is not None:
+        chosen &= scoped
+    return (chosen if chosen is not None else scoped), only
+
+
 def queue(
     desk: Desk,
     agents: set[str] | None = None,
@@ -182,6 +192,26 @@ def patch_confirmed(
     if not confirm(preview):
         raise Declined(f"{preview.target}: left as it was")
     return desk.patch(rel, preview.target, confirmed=True, seen=preview.seen, settle=settle)
+
+
+def resolve(
+    desk: Desk,
+    rel: str,
+    surface: str | None = None,
+    patch_into: str | None = None,
+    drop_reason: str | None = None,
+    confirm: Callable[[Preview], bool] | None = None,
+    yes: bool = False,
+    settle: merge.Settle | None = None,
+) -> Done:
+    """`resolve`: one item decided without the queue: patched into `patch_into` (a person's
+    note only once confirmed: `patch_confirmed`), dropped for `drop_reason`, else promoted
+    (as `surface`, or as its own)."""
+    if patch_into is not None:
+        return patch_confirmed(desk, rel, patch_into, confirm, yes, settle)
+    if drop_reason is not None:
+        return desk.drop(rel, drop_reason)
+    return desk.promote(rel, surface)
 
 
 def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate) -> View:
