@@ -120,3 +120,16 @@ def test_the_shape_test_sees_a_command_of_its_own(tmp_path: Path) -> None:
     assert {m.__name__ for m in used_commands_modules(status_command)} == {f"{PACKAGE}.status"}
     review_command = body(dict(leaves())["review"])
     assert f"{PACKAGE}.review" in {m.__name__ for m in used_commands_modules(review_command)}
+
+
+def test_every_command_and_group_shows_an_example() -> None:
+    """One example at the end of each --help (`example_epilog`; mcp's is in its help text)."""
+
+    def walk(group: click.Group, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
+        for name, command in sorted(group.commands.items()):
+            yield f"{prefix}{name}", command
+            if isinstance(command, click.Group):
+                yield from walk(command, f"{prefix}{name} ")
+
+    missing = [typed for typed, c in walk(cli) if "Example" not in f"{c.epilog or ''} {c.help or ''}"]
+    assert missing == []

@@ -6,31 +6,17 @@ and an exit code (1 configuration, 2 usage, 3 internal error, 75 locked, 130 int
 from __future__ import annotations
 
 import dataclasses
-import io
 import sys
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Literal
 
 import click
 
-from memory_curator.cli import boundary
+from memory_curator.cli import boundary, command
 from memory_curator.cli import render as report
 from memory_curator.cli import render_status as history
-from memory_curator.cli.command import (
-    Callback,
-    Params,
-    around,
-    beside,
-    check_agent,
-    check_reason,
-    check_since,
-    checked,
-    existing_file,
-    judge_pairs,
-    parse_day,
-    vault_command,
-)
-from memory_curator.cli.machine import here, machine_of
+from memory_curator.cli.command import vault_command
+from memory_curator.cli.machine import machine_of
 from memory_curator.commands import check as checking
 from memory_curator.commands import index, query, semantic, status, submit, sweep
 from memory_curator.commands import init as initialising
@@ -44,30 +30,16 @@ from memory_curator.core.names import printable
 from memory_curator.core.result import SweepResult
 from memory_curator.store import runlog
 
-JUDGE_SET_HELP = (
-    "A judge setting for this run (model, effort, max_tokens, timeout_seconds, deadline_seconds, max_retries, "
-    "chunk_size, neighbours, enabled); beats MEMORY_CURATOR_JUDGE_<NAME> and the rules file. Repeatable."
-)
-
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="memory-curator")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Keep an Obsidian-style vault clean while AI agents write into it."""
-    ctx.obj = _seams(ctx.obj)
+    ctx.obj = command.seams_of(ctx.obj)
 
 
-def _seams(given: Seams | None) -> Seams:
-    """What every command takes from the world, always a Seams: a test's own (`obj=Seams(...)`),
-    else the real ones with the index's bar on a terminal; on this machine, read once, unless
-    the seams name another."""
-    if given is None:
-        given = Seams(progress=report.index_progress if sys.stderr.isatty() else None)  # stdout stays clean
-    return given if given.machine is not None else dataclasses.replace(given, machine=here())
-
-
-@cli.command()
+@cli.command(epilog=command.example_epilog("init ~/notes"))
 @click.argument("folder", required=False, type=click.Path(file_okay=False))
 @click.option("--vault", "vault", type=click.Path(file_okay=False), help="The vault folder (the same as FOLDER).")
 def init(folder: str | None, vault: str | None) -> None:
@@ -77,7 +49,15 @@ def init(folder: str | None, vault: str | None) -> None:
     report.initialised(initialising.init_vault(Path(folder or vault or ".")))
 
 
-@vault_command(cli, "run", json=True, json_at=1, start=around("path"), context=False)
+@vault_command(
+    cli,
+    "run",
+    example="run --vault ~/notes --settle 0",
+    json=True,
+    json_at=1,
+    start=command.around("path"),
+    context=False,
+)
 @click.argument("path", required=False, type=click.Path())
 @click.option("--dry-run", is_flag=True, help="Show the plan (with a diff for every patch); change nothing.")
 @click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
@@ -90,7 +70,12 @@ def init(folder: str | None, vault: str | None) -> None:
     "0: every file is complete (files you copied in yourself).",
 )
 @click.option(
-    "--judge-set", "judge_set", multiple=True, metavar="NAME=VALUE", callback=judge_pairs, help=JUDGE_SET_HELP
+    "--judge-set",
+    "judge_set",
+    multiple=True,
+    metavar="NAME=VALUE",
+    callback=command.judge_pairs,
+    help=command.JUDGE_SET_HELP,
 )
 @click.option(
     "--log-file",
@@ -115,7 +100,7 @@ def run(
 
     def swept() -> SweepResult:  # the vault too is looked for here: with --log-file, a missing one is logged
         ctx = asked.context()
-        return sweep.run(ctx, _scope(ctx.root, path), options)
+        return sweep.run(ctx, command.run_scope(ctx.root, path), options)
 
     if log_file:  # a scheduled sweep: the outcome (or why there was none) goes to the log, not stdout
         raise click.exceptions.Exit(runlog.record_run(Path(log_file), swept, clock=asked.seams.clock))
@@ -127,19 +112,15 @@ def run(
     report.sweep(result, as_json)
 
 
-def _scope(root: Path, path: str | None) -> Path | None:
-    """`run PATH`: the folder PATH names, from here or else from the vault."""
-    if path is None:
-        return None
-    candidate = Path(path)
-    if not candidate.is_absolute() and not candidate.exists() and (root / candidate).exists():
-        candidate = root / candidate
-    if not candidate.exists():
-        raise CuratorError(f"{path}: no such folder")
-    return candidate
-
-
-@vault_command(cli, "check", json="Print the verdict as JSON.", json_at=0, state=False, start=existing_file)
+@vault_command(
+    cli,
+    "check",
+    example="check _inbox/bot/note.md --explain",
+    json="Print the verdict as JSON.",
+    json_at=0,
+    state=False,
+    start=command.existing_file,
+)
 @click.argument("file", type=click.Path(allow_dash=True))
 @click.option("--explain", is_flag=True, help="Show every drop rule and criterion evaluation.")
 def check(ctx: Context, file: str, explain: bool, as_json: bool) -> None:
@@ -148,13 +129,19 @@ def check(ctx: Context, file: str, explain: bool, as_json: bool) -> None:
     Changes nothing.
     """
     if file == "-":
-        text, origin = checking.read_candidate(file, _stdin(), ctx.rules.settings.max_candidate_bytes)
+        text, origin = checking.read_candidate(file, command.stdin(), ctx.rules.settings.max_candidate_bytes)
         report.check(checking.check_text(ctx, text, origin, explain), as_json)
     else:
         report.check(checking.check_file(ctx, Path(file), explain), as_json)
 
 
-@vault_command(cli, "watch", json="Print one JSON object per swept batch on stdout.", json_at=0)
+@vault_command(
+    cli,
+    "watch",
+    example="watch --vault ~/notes",
+    json="Print one JSON object per swept batch on stdout.",
+    json_at=0,
+)
 @click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
 def watch(ctx: Context, no_judge: bool, as_json: bool) -> None:
     """Sweep candidates as they settle, until SIGINT or SIGTERM.
@@ -169,12 +156,12 @@ def watch(ctx: Context, no_judge: bool, as_json: bool) -> None:
             report.watch(item, as_json, ctx.clock.now())
 
 
-@cli.group(name="rules")
+@cli.group(name="rules", epilog=command.example_epilog("rules check --vault ~/notes"))
 def rules_group() -> None:
     """The rules file (_meta/inbox-rules.md)."""
 
 
-@vault_command(rules_group, "check", state=False, context=False)
+@vault_command(rules_group, "check", example="rules check --vault ~/notes", state=False, context=False)
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 def rules_check_command(asked: Invocation, file: str | None) -> None:
     """Validate a rules file (default: the vault's), with line numbers."""
@@ -184,45 +171,13 @@ def rules_check_command(asked: Invocation, file: str | None) -> None:
         raise click.exceptions.Exit(result.exit_code)
 
 
-@cli.group(name="schedule")
+@cli.group(name="schedule", epilog=command.example_epilog("schedule install --vault ~/notes --every 15m"))
 def schedule_group() -> None:
     """Scheduled sweeps of one vault: launchd, a systemd user timer, or cron (the first that works here)."""
 
 
-def _every(text: str) -> None:
-    from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
-
-    schedule.parse_every(text)
-
-
-def _schedulers(func: Callback) -> Callback:
-    """--launchd, --systemd, --cron: the scheduler, else the first that works here."""
-    for flag in reversed(
-        [
-            click.option("--launchd", "platform", flag_value="launchd", help="launchd (default on macOS)."),
-            click.option(
-                "--systemd", "platform", flag_value="systemd", help="systemd user timer (default if reachable)."
-            ),
-            click.option("--cron", "platform", flag_value="cron", help="cron (default elsewhere, if installed)."),
-        ]
-    ):
-        func = flag(func)
-    return func
-
-
-def _job(func: Callback) -> Callback:
-    """What a scheduled sweep is: how often, on a change too (launchd), by which scheduler."""
-    every = click.option(
-        "--every", default="15m", show_default=True, callback=checked(_every), help="How often (e.g. 5m, 30m, 2h, 1d)."
-    )
-    on_change = click.option(
-        "--on-change", is_flag=True, help="launchd: also sweep when the inbox changes (WatchPaths)."
-    )
-    return every(on_change(_schedulers(func)))
-
-
-@vault_command(schedule_group, "install", context=False)
-@_job
+@vault_command(schedule_group, "install", example="schedule install --vault ~/notes --every 15m", context=False)
+@command.job_options
 def schedule_install(asked: Invocation, every: str, on_change: bool, platform: str | None) -> None:
     """Install (or replace) this vault's scheduled sweep."""
     from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
@@ -231,8 +186,8 @@ def schedule_install(asked: Invocation, every: str, on_change: bool, platform: s
     history.schedule_applied([schedule.install(plan)])
 
 
-@vault_command(schedule_group, "show", context=False)
-@_job
+@vault_command(schedule_group, "show", example="schedule show --vault ~/notes --every 1h", context=False)
+@command.job_options
 def schedule_show(asked: Invocation, every: str, on_change: bool, platform: str | None) -> None:
     """Print exactly what `install` would write and run; change nothing."""
     from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
@@ -240,7 +195,7 @@ def schedule_show(asked: Invocation, every: str, on_change: bool, platform: str 
     history.schedule_plan(schedule.plan_install(asked.root(), asked.state, every, platform, on_change))
 
 
-@vault_command(schedule_group, "status", json=True, context=False)
+@vault_command(schedule_group, "status", example="schedule status --vault ~/notes", json=True, context=False)
 def schedule_status(asked: Invocation, as_json: bool) -> None:
     """Ask the scheduler itself whether this vault's sweep is loaded, and when it last ran."""
     from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
@@ -248,8 +203,8 @@ def schedule_status(asked: Invocation, as_json: bool) -> None:
     history.schedule_status(schedule.status(asked.root(), asked.state), as_json)
 
 
-@vault_command(schedule_group, "uninstall", state=False, context=False)
-@_schedulers
+@vault_command(schedule_group, "uninstall", example="schedule uninstall --vault ~/notes", state=False, context=False)
+@command.schedulers
 def schedule_uninstall(asked: Invocation, platform: str | None) -> None:
     """Remove this vault's scheduled sweep (from every scheduler, or the one named)."""
     from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
@@ -261,7 +216,7 @@ def schedule_uninstall(asked: Invocation, platform: str | None) -> None:
     history.schedule_applied(done, f"no scheduled sweep of {root} found")
 
 
-@vault_command(cli, "doctor", json="Print the findings as JSON.", context=False)
+@vault_command(cli, "doctor", example="doctor --vault ~/notes", json="Print the findings as JSON.", context=False)
 def doctor(asked: Invocation, as_json: bool) -> None:
     """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
     from memory_curator.commands import doctor as diagnosing  # start-up: it loads the schedulers' module
@@ -275,13 +230,13 @@ def doctor(asked: Invocation, as_json: bool) -> None:
 # --- the human and agent loop (docs/review.md, docs/agents.md) --------------------------------
 
 
-@vault_command(cli, "review", by=True, start=around("path"))
+@vault_command(cli, "review", example="review _inbox/bot", by=True, start=command.around("path"))
 @click.argument("path", required=False, type=click.Path())
 @click.option("--agent", "agents", multiple=True, metavar="AGENT", help="Only this agent's items (repeatable).")
 @click.option(
     "--reason",
     metavar="CODE",
-    callback=check_reason,
+    callback=command.check_reason,
     help="Only items flagged for this reason code, e.g. near-duplicate (docs/review.md).",
 )
 def review(ctx: Context, path: str | None, agents: tuple[str, ...], reason: str | None) -> None:
@@ -305,15 +260,16 @@ def review(ctx: Context, path: str | None, agents: tuple[str, ...], reason: str 
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
 
 
-def _one_decision(params: Params) -> None:
-    chosen = [params["promote"] or params["surface"] is not None, params["patch_into"] is not None]
-    if sum([*chosen, params["drop_reason"] is not None]) != 1:
-        raise click.UsageError("give exactly one of --promote/--surface, --patch NOTE, --drop REASON")
-    if params["settle"] is not None and params["patch_into"] is None:
-        raise click.UsageError("--settle goes with --patch NOTE")
-
-
-@vault_command(cli, "resolve", json=True, by=True, wait=True, start=beside("file"), usage=_one_decision)
+@vault_command(
+    cli,
+    "resolve",
+    example="resolve _inbox/bot/note.md --drop 'already in facts/acme/hq.md'",
+    json=True,
+    by=True,
+    wait=True,
+    start=command.beside("file"),
+    usage=command.one_decision,
+)
 @click.argument("file", type=click.Path())
 @click.option("--promote", is_flag=True, help="Promote to the computed target.")
 @click.option("--surface", metavar="SURFACE", help="Promote as this surface (implies --promote).")
@@ -350,19 +306,22 @@ def resolve(
     report.person_action(done, as_json)
 
 
-@vault_command(cli, "restore", json=True, by=True, wait=True, start=beside("dropped_file"))
+@vault_command(
+    cli,
+    "restore",
+    example="restore _inbox/.dropped/bot/2026-11-30T12-00-00-note.md",
+    json=True,
+    by=True,
+    wait=True,
+    start=command.beside("dropped_file"),
+)
 @click.argument("dropped_file", type=click.Path())
 def restore(ctx: Context, dropped_file: str, wait: bool, as_json: bool) -> None:
     """Move a dropped item back to _inbox/<agent>/, tagged needs-review, without its audit line."""
     report.restored(restoring.restore(ctx, dropped_file, wait), as_json)
 
 
-def _run_or_last(params: Params) -> None:
-    if (params["run_id"] is None) == (not params["last"]):
-        raise click.UsageError("give a RUN_ID (see `memory-curator log`) or --last")
-
-
-@vault_command(cli, "undo", json=True, by=True, wait=True, usage=_run_or_last)
+@vault_command(cli, "undo", example="undo --last", json=True, by=True, wait=True, usage=command.run_or_last)
 @click.argument("run_id", required=False)
 @click.option("--last", is_flag=True, help="Undo the latest run that was not undone yet.")
 def undo(ctx: Context, run_id: str | None, last: bool, wait: bool, as_json: bool) -> None:
@@ -370,40 +329,34 @@ def undo(ctx: Context, run_id: str | None, last: bool, wait: bool, as_json: bool
     report.undone(undoing.undo(ctx, run_id, wait), as_json)
 
 
-@vault_command(cli, "submit", json=True, state=False)
+@vault_command(cli, "submit", example="submit --agent bot --check note.md", json=True, state=False)
 @click.argument("file", type=click.Path(allow_dash=True))
 @click.option(
     "--agent",
     metavar="ID",
-    callback=checked(check_agent),
+    callback=command.checked(command.check_agent),
     help="The agent folder (default: $MEMORY_CURATOR_AGENT, else _inbox/).",
 )
 @click.option("--check", "with_check", is_flag=True, help="Add the verdict a sweep would give.")
 def submit_command(ctx: Context, file: str, agent: str | None, with_check: bool, as_json: bool) -> None:
     """Validate a candidate (a note, or a JSON payload; - for stdin) and write it atomically
     into _inbox/<agent>/ under a unique name."""
-    text, origin = checking.read_candidate(file, _stdin(), ctx.rules.settings.max_candidate_bytes)
+    text, origin = checking.read_candidate(file, command.stdin(), ctx.rules.settings.max_candidate_bytes)
     agent = agent or ctx.env.get("MEMORY_CURATOR_AGENT")
     report.submitted(submit.submit(ctx, text, origin, agent, with_check), as_json)
 
 
-def _stdin() -> BinaryIO:
-    """Standard input as bytes (a test's or a wrapper's text stream is encoded as it is read)."""
-    binary = getattr(sys.stdin, "buffer", None)
-    return binary if binary is not None else io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))
-
-
-@vault_command(cli, "status", json=True)
+@vault_command(cli, "status", example="status --vault ~/notes", json=True)
 def status_command(ctx: Context, as_json: bool) -> None:
     """The inbox backlog, the review queue, recent drops and sweeps, the index and the schedule."""
     history.status(status.gather(ctx), as_json)
 
 
-@vault_command(cli, "mcp")
+@vault_command(cli, "mcp", example=None)
 @click.option(
     "--agent",
     metavar="ID",
-    callback=checked(check_agent),
+    callback=command.checked(command.check_agent),
     help="Write every candidate as this agent (calls naming another are refused).",
 )
 def mcp(ctx: Context, agent: str | None) -> None:
@@ -418,11 +371,11 @@ def mcp(ctx: Context, agent: str | None) -> None:
     mcp_server.serve(ctx, agent)
 
 
-@vault_command(cli, "log", json=True)
+@vault_command(cli, "log", example="log --since 7d", json=True)
 @click.option(
     "--since",
     metavar="WHEN",
-    callback=checked(check_since),
+    callback=command.checked(command.check_since),
     help="Only actions since then: 30m, 12h, 7d, 2w or a date.",
 )
 @click.option("--file", "file", metavar="PATH", help="One note's history (vault path), e.g. facts/x/y.md.")
@@ -431,20 +384,11 @@ def log_command(ctx: Context, since: str | None, file: str | None, as_json: bool
     history.decision_log(decision_log.read(ctx, since, file), as_json)
 
 
-def _one_question(params: Params) -> None:
-    key = params["entity_predicate"]
-    asked = [bool(key), *(params[name] is not None for name in ("slug", "text", "day", "similar"))]
-    if sum(asked) != 1 or len(key) not in (0, 2):
-        raise click.UsageError(
-            "ask one thing: ENTITY PREDICATE, --slug S, --text TEXT, --similar FILE|TEXT or --date YYYY-MM-DD"
-        )
-
-
-@vault_command(cli, "query", json=True, usage=_one_question)
+@vault_command(cli, "query", example="query acme headquarters", json=True, usage=command.one_question)
 @click.argument("entity_predicate", nargs=-1, metavar="[ENTITY PREDICATE]")
 @click.option("--slug", metavar="S", help="Notes whose title, alias, slug or file name is S (case, accents folded).")
 @click.option("--text", metavar="TEXT", help="The notes closest to TEXT (BM25), scored 0 to 1.")
-@click.option("--date", "day", metavar="YYYY-MM-DD", callback=parse_day, help="Event notes on this day.")
+@click.option("--date", "day", metavar="YYYY-MM-DD", callback=command.parse_day, help="Event notes on this day.")
 @click.option(
     "--similar",
     metavar="FILE|TEXT",
@@ -468,29 +412,29 @@ def query_command(
     report.query(query.ask(ctx, query.Question(key, slug, text, day, similar, limit), Path.cwd()), as_json)
 
 
-@cli.group(name="index")
+@cli.group(name="index", epilog=command.example_epilog("index rebuild --vault ~/notes"))
 def index_group() -> None:
     """The vault's index (a disposable SQLite file in the state directory)."""
 
 
-@vault_command(index_group, "rebuild", json=True)
+@vault_command(index_group, "rebuild", example="index rebuild --vault ~/notes", json=True)
 def index_rebuild(ctx: Context, as_json: bool) -> None:
     """Build the index from scratch (sweeps refresh it by themselves)."""
     report.index_rebuilt(index.rebuild(ctx), as_json)
 
 
-@vault_command(index_group, "stats", json=True)
+@vault_command(index_group, "stats", example="index stats --json", json=True)
 def index_stats(ctx: Context, as_json: bool) -> None:
     """Where the index lives, its size, freshness and the notes it could only read by body (no refresh)."""
     report.index_stats(index.stats(ctx), as_json)
 
 
-@cli.group(name="semantic")
+@cli.group(name="semantic", epilog=command.example_epilog("semantic fetch minishlab/potion-base-8M"))
 def semantic_group() -> None:
     """Opt-in semantic pairing: a local embedding model (needs the `semantic` extra)."""
 
 
-@semantic_group.command(name="fetch")
+@semantic_group.command(name="fetch", epilog=command.example_epilog("semantic fetch minishlab/potion-base-8M"))
 @click.argument("name")
 @click.option(
     "--to",
@@ -505,49 +449,6 @@ def semantic_fetch(seams: Seams, name: str, to: str | None) -> None:
     machine = machine_of(seams)
     fetched = semantic.fetch(name, Path(to) if to else None, machine.env, data_home=machine.data_home)
     report.lines([f"{printable(name)}: {fetched.path} ({fetched.bytes / 1e6:.1f} MB)"])
-
-
-# One example per command, shown at the end of its --help (mcp's is in its docstring); a test
-# fails for a command without one.
-EXAMPLES = {
-    ("init",): "memory-curator init ~/notes",
-    ("run",): "memory-curator run --vault ~/notes --settle 0",
-    ("check",): "memory-curator check _inbox/bot/note.md --explain",
-    ("watch",): "memory-curator watch --vault ~/notes",
-    ("rules",): "memory-curator rules check --vault ~/notes",
-    ("rules", "check"): "memory-curator rules check --vault ~/notes",
-    ("schedule",): "memory-curator schedule install --vault ~/notes --every 15m",
-    ("schedule", "install"): "memory-curator schedule install --vault ~/notes --every 15m",
-    ("schedule", "show"): "memory-curator schedule show --vault ~/notes --every 1h",
-    ("schedule", "status"): "memory-curator schedule status --vault ~/notes",
-    ("schedule", "uninstall"): "memory-curator schedule uninstall --vault ~/notes",
-    ("doctor",): "memory-curator doctor --vault ~/notes",
-    ("review",): "memory-curator review _inbox/bot",
-    ("resolve",): "memory-curator resolve _inbox/bot/note.md --drop 'already in facts/acme/hq.md'",
-    ("restore",): "memory-curator restore _inbox/.dropped/bot/2026-11-30T12-00-00-note.md",
-    ("undo",): "memory-curator undo --last",
-    ("submit",): "memory-curator submit --agent bot --check note.md",
-    ("status",): "memory-curator status --vault ~/notes",
-    ("log",): "memory-curator log --since 7d",
-    ("query",): "memory-curator query acme headquarters",
-    ("index",): "memory-curator index rebuild --vault ~/notes",
-    ("index", "rebuild"): "memory-curator index rebuild --vault ~/notes",
-    ("index", "stats"): "memory-curator index stats --json",
-    ("semantic",): "memory-curator semantic fetch minishlab/potion-base-8M",
-    ("semantic", "fetch"): "memory-curator semantic fetch minishlab/potion-base-8M",
-}
-
-
-def _add_examples(group: click.Group, prefix: tuple[str, ...] = ()) -> None:
-    for name, command in group.commands.items():
-        example = EXAMPLES.get((*prefix, name))
-        if example:
-            command.epilog = f"\b\nExample:\n  {example}"
-        if isinstance(command, click.Group):
-            _add_examples(command, (*prefix, name))
-
-
-_add_examples(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -7,15 +7,19 @@ domain's own words, before any vault is looked for."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
+import io
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
-from memory_curator.cli.machine import invocation
+from memory_curator.cli import render as report
+from memory_curator.cli.machine import here, invocation
 from memory_curator.commands import log as decision_log
 from memory_curator.commands import submit as submit_mod
 from memory_curator.commands.context import Seams
@@ -38,6 +42,7 @@ def vault_command(
     group: click.Group,
     name: str,
     *,
+    example: str | None,
     json: bool | str = False,
     json_at: int | None = None,
     state: bool = True,
@@ -47,7 +52,7 @@ def vault_command(
     usage: Callable[[Params], None] | None = None,
     context: bool = True,
 ) -> Callable[[Callback], click.Command]:
-    """Declare `name` in `group`. The decorated function takes its Context first (with
+    """Declare `name` in `group`, with its one `example` line. The decorated function takes its Context first (with
     `context=False`, the Invocation: `run --log-file`, `doctor`, `rules check FILE` and
     `schedule` look for the vault themselves), then its own parameters, `as_json` with `json`
     (True, or --json's help) and `wait` with `wait`. --json goes after the command's own
@@ -72,9 +77,15 @@ def vault_command(
             options = [i for i, param in enumerate(own) if isinstance(param, click.Option)]
             params.insert(options[json_at] if json_at < len(options) else len(own), json_option(_json_help(json)))
         callback.__click_params__ = list(reversed(params))  # type: ignore[attr-defined]
-        return group.command(name, cls=VaultCommand)(callback)
+        return group.command(name, cls=VaultCommand, epilog=example_epilog(example))(callback)
 
     return decorate
+
+
+def example_epilog(line: str | None) -> str | None:
+    """A command's one example (its arguments after `memory-curator`), shown at the end of its
+    --help (mcp's is in its help text)."""
+    return f"\b\nExample:\n  memory-curator {line}" if line else None
 
 
 def shared_options(*, json: bool | str, by: bool, wait: bool, state: bool) -> list[click.Option]:
@@ -102,6 +113,15 @@ def json_option(help_text: str = JSON_HELP) -> click.Option:
 
 def _json_help(json: bool | str) -> str:
     return json if isinstance(json, str) else JSON_HELP
+
+
+def seams_of(given: Seams | None) -> Seams:
+    """What every command takes from the world, always a Seams: a test's own (`obj=Seams(...)`),
+    else the real ones with the index's bar on a terminal; on this machine, read once, unless
+    the seams name another."""
+    if given is None:
+        given = Seams(progress=report.index_progress if sys.stderr.isatty() else None)  # stdout stays clean
+    return given if given.machine is not None else dataclasses.replace(given, machine=here())
 
 
 def _seams() -> Seams:
@@ -132,6 +152,93 @@ def existing_file(params: Params) -> Path | None:
     if not Path(file).is_file():
         raise CuratorError(f"{file}: no such file", file=file)
     return Path(file).parent
+
+
+# --- what the command line names ----------------------------------------------------------------
+
+
+def run_scope(root: Path, path: str | None) -> Path | None:
+    """`run PATH`: the folder PATH names, from here or else from the vault."""
+    if path is None:
+        return None
+    candidate = Path(path)
+    if not candidate.is_absolute() and not candidate.exists() and (root / candidate).exists():
+        candidate = root / candidate
+    if not candidate.exists():
+        raise CuratorError(f"{path}: no such folder")
+    return candidate
+
+
+def stdin() -> BinaryIO:
+    """Standard input as bytes (a test's or a wrapper's text stream is encoded as it is read)."""
+    binary = getattr(sys.stdin, "buffer", None)
+    return binary if binary is not None else io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))
+
+
+def _every(text: str) -> None:
+    from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
+
+    schedule.parse_every(text)
+
+
+def schedulers(func: Callback) -> Callback:
+    """--launchd, --systemd, --cron: the scheduler, else the first that works here."""
+    for flag in reversed(
+        [
+            click.option("--launchd", "platform", flag_value="launchd", help="launchd (default on macOS)."),
+            click.option(
+                "--systemd", "platform", flag_value="systemd", help="systemd user timer (default if reachable)."
+            ),
+            click.option("--cron", "platform", flag_value="cron", help="cron (default elsewhere, if installed)."),
+        ]
+    ):
+        func = flag(func)
+    return func
+
+
+def job_options(func: Callback) -> Callback:
+    """What a scheduled sweep is: how often, on a change too (launchd), by which scheduler."""
+    every = click.option(
+        "--every", default="15m", show_default=True, callback=checked(_every), help="How often (e.g. 5m, 30m, 2h, 1d)."
+    )
+    on_change = click.option(
+        "--on-change", is_flag=True, help="launchd: also sweep when the inbox changes (WatchPaths)."
+    )
+    return every(on_change(schedulers(func)))
+
+
+# --- a command line wrong by itself (a usage error, before any vault is looked for) -----------
+
+
+def one_decision(params: Params) -> None:
+    """`resolve`: exactly one decision (and --settle only with --patch)."""
+    chosen = [params["promote"] or params["surface"] is not None, params["patch_into"] is not None]
+    if sum([*chosen, params["drop_reason"] is not None]) != 1:
+        raise click.UsageError("give exactly one of --promote/--surface, --patch NOTE, --drop REASON")
+    if params["settle"] is not None and params["patch_into"] is None:
+        raise click.UsageError("--settle goes with --patch NOTE")
+
+
+def run_or_last(params: Params) -> None:
+    """`undo`: a RUN_ID or --last, not both."""
+    if (params["run_id"] is None) == (not params["last"]):
+        raise click.UsageError("give a RUN_ID (see `memory-curator log`) or --last")
+
+
+def one_question(params: Params) -> None:
+    """`query`: one question at a time (ENTITY PREDICATE is two words)."""
+    key = params["entity_predicate"]
+    asked = [bool(key), *(params[name] is not None for name in ("slug", "text", "day", "similar"))]
+    if sum(asked) != 1 or len(key) not in (0, 2):
+        raise click.UsageError(
+            "ask one thing: ENTITY PREDICATE, --slug S, --text TEXT, --similar FILE|TEXT or --date YYYY-MM-DD"
+        )
+
+
+JUDGE_SET_HELP = (
+    "A judge setting for this run (model, effort, max_tokens, timeout_seconds, deadline_seconds, max_retries, "
+    "chunk_size, neighbours, enabled); beats MEMORY_CURATOR_JUDGE_<NAME> and the rules file. Repeatable."
+)
 
 
 # --- option callbacks: a bad value is a usage error, in the domain's words ----------------------
