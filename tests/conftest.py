@@ -11,9 +11,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import settings
@@ -136,6 +137,15 @@ def invoke() -> Callable[..., Result]:
         )
 
     return run
+
+
+def cli_commands(group: click.Group = cli, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
+    """Every command as typed after `memory-curator` (`index stats`), with its click command."""
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from cli_commands(command, f"{prefix}{name} ")
+        else:
+            yield f"{prefix}{name}", command
 
 
 def run_installed(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

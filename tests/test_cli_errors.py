@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
 from fake_schedulers import install_fakes
@@ -37,7 +36,7 @@ from memory_curator.core.clock import SystemClock
 from memory_curator.core.errors import EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_USAGE
 from memory_curator.store.state import sweep_lock
 
-from conftest import age
+from conftest import age, cli_commands
 
 
 @dataclass
@@ -183,21 +182,12 @@ CASES: dict[str, Case] = {
 }
 
 
-def commands(group: click.Group = cli, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
-    """Every command as typed after `memory-curator` (`index stats`), with its click command."""
-    for name, command in sorted(group.commands.items()):
-        if isinstance(command, click.Group):
-            yield from commands(command, f"{prefix}{name} ")
-        else:
-            yield f"{prefix}{name}", command
-
-
 def has_json(command: str) -> bool:
-    return any("--json" in getattr(p, "opts", ()) for p in dict(commands())[command].params)
+    return any("--json" in getattr(p, "opts", ()) for p in dict(cli_commands())[command].params)
 
 
 def test_every_command_has_a_row() -> None:
-    found = {name for name, _ in commands()}
+    found = {name for name, _ in cli_commands()}
     assert {"run", "submit", "index stats", "schedule install"} <= found  # the walk sees the commands
     assert found == set(CASES), "every command needs a row in CASES (a bad value, its codes)"
 

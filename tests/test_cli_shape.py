@@ -10,7 +10,7 @@ import ast
 import importlib
 import inspect
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -19,6 +19,8 @@ import pytest
 
 from memory_curator.cli.app import cli
 from memory_curator.cli.command import VaultCommand
+
+from conftest import cli_commands
 
 # Commands with no vault to find, and why.
 NO_VAULT = {
@@ -31,15 +33,6 @@ BUILDERS = {"Context", "build_context", "find_root"}
 # commands/schedule.py is being moved onto Machine in parallel (issue 26's schedule part), as in
 # tests/test_layers.py; this entry goes when that branch is merged.
 READS_THE_WORLD_FOR_NOW = {f"{PACKAGE}.schedule"}
-
-
-def leaves(group: click.Group = cli, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
-    """Every command that runs (not a group), as typed after `memory-curator`."""
-    for name, command in sorted(group.commands.items()):
-        if isinstance(command, click.Group):
-            yield from leaves(command, f"{prefix}{name} ")
-        else:
-            yield f"{prefix}{name}", command
 
 
 def body(command: click.Command) -> Callable[..., object]:
@@ -79,7 +72,7 @@ def used_commands_modules(func: Callable[..., object]) -> set[ModuleType]:
 
 
 def test_every_command_is_declared_by_vault_command() -> None:
-    found = dict(leaves())
+    found = dict(cli_commands())
     assert {"run", "check", "query", "index stats", "rules check", "schedule show"} <= set(found)
     assert set(NO_VAULT) <= set(found), "a command in NO_VAULT is gone: take it out"
     wrong = []
@@ -92,9 +85,9 @@ def test_every_command_is_declared_by_vault_command() -> None:
     assert wrong == [], "declare these with vault_command (first parameter: ctx: Context)"
 
 
-@pytest.mark.parametrize("typed", [typed for typed, _ in leaves()])
+@pytest.mark.parametrize("typed", [typed for typed, _ in cli_commands()])
 def test_no_command_builds_its_own_context_or_reads_the_environment(typed: str) -> None:
-    func = body(dict(leaves())[typed])
+    func = body(dict(cli_commands())[typed])
     wrong = [f"{typed}: {what}" for what in own_doing(ast.parse(textwrap.dedent(inspect.getsource(func))))]
     for module in used_commands_modules(func):
         if module.__name__ not in {f"{PACKAGE}.context", *READS_THE_WORLD_FOR_NOW}:  # context: where one is built
@@ -116,20 +109,16 @@ def test_the_shape_test_sees_a_command_of_its_own(tmp_path: Path) -> None:
         """
     )
     assert sorted(own_doing(ast.parse(probe))) == ["Context.build", "build_context()", "find_root()", "os.environ"]
-    status_command = body(dict(leaves())["status"])
+    status_command = body(dict(cli_commands())["status"])
     assert {m.__name__ for m in used_commands_modules(status_command)} == {f"{PACKAGE}.status"}
-    review_command = body(dict(leaves())["review"])
+    review_command = body(dict(cli_commands())["review"])
     assert f"{PACKAGE}.review" in {m.__name__ for m in used_commands_modules(review_command)}
 
 
 def test_every_command_and_group_shows_an_example() -> None:
     """One example at the end of each --help (`example_epilog`; mcp's is in its help text)."""
 
-    def walk(group: click.Group, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
-        for name, command in sorted(group.commands.items()):
-            yield f"{prefix}{name}", command
-            if isinstance(command, click.Group):
-                yield from walk(command, f"{prefix}{name} ")
-
-    missing = [typed for typed, c in walk(cli) if "Example" not in f"{c.epilog or ''} {c.help or ''}"]
+    groups = [(name, group) for name, group in cli.commands.items() if isinstance(group, click.Group)]
+    every = [*cli_commands(), *groups]
+    missing = [typed for typed, c in every if "Example" not in f"{c.epilog or ''} {c.help or ''}"]
     assert missing == []

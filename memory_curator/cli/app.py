@@ -260,13 +260,10 @@ def review(ctx: Context, path: str | None, agents: tuple[str, ...], reason: str 
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
 
 
-@vault_command(
+@command.person_command(
     cli,
     "resolve",
     example="resolve _inbox/bot/note.md --drop 'already in facts/acme/hq.md'",
-    json=True,
-    by=True,
-    wait=True,
     start=command.beside("file"),
     usage=command.one_decision,
 )
@@ -306,13 +303,10 @@ def resolve(
     report.person_action(done, as_json)
 
 
-@vault_command(
+@command.person_command(
     cli,
     "restore",
     example="restore _inbox/.dropped/bot/2026-11-30T12-00-00-note.md",
-    json=True,
-    by=True,
-    wait=True,
     start=command.beside("dropped_file"),
 )
 @click.argument("dropped_file", type=click.Path())
@@ -321,7 +315,7 @@ def restore(ctx: Context, dropped_file: str, wait: bool, as_json: bool) -> None:
     report.restored(restoring.restore(ctx, dropped_file, wait), as_json)
 
 
-@vault_command(cli, "undo", example="undo --last", json=True, by=True, wait=True, usage=command.run_or_last)
+@command.person_command(cli, "undo", example="undo --last", usage=command.run_or_last)
 @click.argument("run_id", required=False)
 @click.option("--last", is_flag=True, help="Undo the latest run that was not undone yet.")
 def undo(ctx: Context, run_id: str | None, last: bool, wait: bool, as_json: bool) -> None:

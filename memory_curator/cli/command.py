@@ -82,6 +82,19 @@ def vault_command(
     return decorate
 
 
+def person_command(
+    group: click.Group,
+    name: str,
+    *,
+    example: str,
+    start: Callable[[Params], Path | None] | None = None,
+    usage: Callable[[Params], None] | None = None,
+) -> Callable[[Callback], click.Command]:
+    """A person's action on the vault (`resolve`, `restore`, `undo`): `vault_command` with who
+    decides (--by), waiting for a running sweep (--wait) and --json."""
+    return vault_command(group, name, example=example, json=True, by=True, wait=True, start=start, usage=usage)
+
+
 def example_epilog(line: str | None) -> str | None:
     """A command's one example (its arguments after `memory-curator`), shown at the end of its
     --help (mcp's is in its help text)."""
