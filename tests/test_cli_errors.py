@@ -277,7 +277,9 @@ def test_every_command_ends_with_its_code_and_error_object(
     if not as_json:
         assert '"error"' not in out
         return
-    error = json.loads(out)["error"]
+    printed = json.loads(out)
+    assert list(printed) == ["error", "version"] and printed["version"] == 1  # every JSON object has its version
+    error = printed["error"]
     assert list(error) == ["code", "message", "file"]
     assert error["code"] == expected
     assert error["message"] and "\n" not in error["message"]

@@ -1,9 +1,11 @@
-"""The one module that prints results: JSON for machines, rich tables for people.
+"""What one command just did, for people (rich) and machines (JSON), and the consoles and JSON
+every printer shares (`cli.render_status` prints status, log and schedule).
 
-JSON: `run --json` prints the spec's shape (`SweepResult.to_json`, pinned by
-tests/test_result_contract.py); every other command prints one envelope,
-`{"version": 1, "command": "<name>", "data": ...}` (`watch --json`: one per line per batch),
-pinned by tests/test_json_contract.py.
+JSON, one rule (docs/cli.md): every object a command prints carries `"version": 1`. `run --json`
+prints the spec's shape (`SweepResult.to_json`, pinned by tests/test_result_contract.py) with
+`version` as its last key; every other command prints one envelope, `{"version": 1, "command":
+"<name>", "data": ...}` (`watch --json`: one per line per batch), pinned by
+tests/test_json_contract.py.
 """
 
 from __future__ import annotations
@@ -106,6 +108,12 @@ def emit_json(data: Any) -> None:
 JSON_VERSION = 1
 
 
+def versioned(spec: dict[str, Any]) -> dict[str, Any]:
+    """`run --json`: the spec's shape, whose keys come first (design §7: extra keys may follow),
+    with the version every command's JSON carries."""
+    return {**spec, "version": JSON_VERSION}
+
+
 def envelope(command: str, data: Any) -> dict[str, Any]:
     """The JSON of every command but `run`: `command` is its name as typed (`index stats`)."""
     return {"version": JSON_VERSION, "command": command, "data": data}
@@ -128,7 +136,8 @@ def error_line(text: str) -> None:
 
 def error_object(code: int, message: str, file: str | None) -> None:
     """The error boundary's object for `--json`: one line on stdout, beside the line on stderr."""
-    sys.stdout.write(json_text({"error": {"code": code, "message": message, "file": file}}) + "\n")
+    error = {"error": {"code": code, "message": message, "file": file}, "version": JSON_VERSION}
+    sys.stdout.write(json_text(error) + "\n")
     sys.stdout.flush()
 
 
@@ -142,14 +151,14 @@ def idle(why: str, as_json: bool) -> None:
     """`run` on a machine that is not the curator host: one line; JSON keeps the usual keys
     (zero totals) and adds `idle`."""
     if as_json:
-        emit_json({"agents": [], **SweepResult("", ()).totals(), "idle": why})
+        emit_json(versioned({"agents": [], **SweepResult("", ()).totals(), "idle": why}))
     else:
         lines([printable(why)])
 
 
 def _sweep(result: SweepResult, as_json: bool) -> None:
     if as_json:
-        emit_json(result.to_json())
+        emit_json(versioned(result.to_json()))
         return
     console = stdout()
     for note in result.notes:
