@@ -22,9 +22,11 @@ from memory_curator.commands import index, query, semantic, status, submit, swee
 from memory_curator.commands import init as initialising
 from memory_curator.commands import log as decision_log
 from memory_curator.commands import restore as restoring
+from memory_curator.commands import review as reviewing
 from memory_curator.commands import rules as rules_checker
 from memory_curator.commands import undo as undoing
 from memory_curator.commands.context import Context, Invocation, Seams
+from memory_curator.commands.desk import Desk
 from memory_curator.core.errors import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_LOCKED, CuratorError, OtherHost
 from memory_curator.core.names import printable
 from memory_curator.core.result import SweepResult
@@ -250,8 +252,6 @@ def review(ctx: Context, path: str | None, agents: tuple[str, ...], reason: str 
     """
     from memory_curator.cli import keys  # start-up: the terminal's screen and keys, for `review` only
     from memory_curator.cli import review as review_ui
-    from memory_curator.commands import review as reviewing
-    from memory_curator.commands.desk import Desk
 
     wanted, only = reviewing.wanted(ctx.root, path, agents)
     tally = review_ui.review(Desk(ctx), report.make_console(highlight=False), keys.for_stdin(), wanted, only, reason)
@@ -295,8 +295,6 @@ def resolve(
     A patch into a note of your own (not the curator's) shows its diff and asks on a
     terminal; without one it is refused unless --yes."""
     from memory_curator.cli import review as review_ui  # start-up: the terminal's prompt, for `resolve` only
-    from memory_curator.commands import review as reviewing
-    from memory_curator.commands.desk import Desk
 
     confirm = review_ui.asker() if patch_into is not None and review_ui.on_terminal() else None
     done = reviewing.resolve(Desk(ctx, wait), file, surface, patch_into, drop_reason, confirm, yes, settle)
