@@ -40,7 +40,7 @@ def diagnose(
     """Doctor's findings on this machine, as Linux on the host `box` unless `changes` say otherwise."""
     machine = replace(here(), **{"system": "Linux", "host": "box", **changes})  # type: ignore[arg-type]
     asked = invocation(Seams(clock=FixedClock(now), machine=machine), str(root), str(state) if state else None)
-    return doctor.diagnose(asked)
+    return list(doctor.diagnose(asked).findings)
 
 
 def problems(findings: list[Finding]) -> list[Finding]:

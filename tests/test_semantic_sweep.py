@@ -266,12 +266,12 @@ def test_a_missing_model_is_one_line_and_the_sweep_goes_on_lexically(
         verdicts[name] = sorted(p.name for p in (root / "research").rglob("*.md"))
         if model is not None:
             assert len(said) == 1 and "semantic model not found at" in said[0] and "lexically" in said[0], said
-            findings = doctor.diagnose(invocation(vault=str(root)))
+            findings = doctor.diagnose(invocation(vault=str(root))).findings
             (finding,) = [f for f in findings if f.topic == "semantic"]
             assert finding.level == "warn" and str(finding.fix).endswith(f"semantic fetch OWNER/NAME --to {model}")
         else:
             assert said == []
-            assert [f for f in doctor.diagnose(invocation(vault=str(root))) if f.topic == "semantic"] == []
+            assert [f for f in doctor.diagnose(invocation(vault=str(root))).findings if f.topic == "semantic"] == []
     assert verdicts["gone"] == verdicts["off"] == ["supplier-records.md", "weekly-budget.md"]
 
 
@@ -300,7 +300,7 @@ def test_a_missing_extra_is_one_line_too(
     said = [line for line in result.output.splitlines() if "semantic" in line]
     assert len(said) == 1 and "pip install 'memory-curator[semantic]'" in said[0], said
     assert (root / "research/vendors/supplier-records.md").is_file()  # promoted, as with semantic off
-    (finding,) = [f for f in doctor.diagnose(invocation(vault=str(root))) if f.topic == "semantic"]
+    (finding,) = [f for f in doctor.diagnose(invocation(vault=str(root))).findings if f.topic == "semantic"]
     assert finding.level == "warn" and finding.fix == "pip install 'memory-curator[semantic]'"
 
 
@@ -308,7 +308,7 @@ def test_doctor_finds_a_model_beside_the_vault(empty_vault: Path, model_dir: Pat
     root = make_vault(empty_vault, None)
     shutil.copytree(model_dir, root / "models" / "tiny")
     set_semantic(root, "  semantic: {model: ./models/tiny}\n")
-    (finding,) = [f for f in doctor.diagnose(invocation(vault=str(root))) if f.topic == "semantic"]
+    (finding,) = [f for f in doctor.diagnose(invocation(vault=str(root))).findings if f.topic == "semantic"]
     assert finding.level == "ok" and str(root / "models" / "tiny") in finding.message
 
 
@@ -415,7 +415,7 @@ def test_a_named_model_is_looked_for_in_the_contexts_models_folder(
     action = actions[0]
     assert action["reason_code"] == "semantic-neighbour"
     monkeypatch.setenv("MEMORY_CURATOR_MODELS", str(model_dir.parent / "elsewhere"))
-    (finding,) = [f for f in doctor.diagnose(invocation(vault=str(root))) if f.topic == "semantic"]
+    (finding,) = [f for f in doctor.diagnose(invocation(vault=str(root))).findings if f.topic == "semantic"]
     assert finding.level == "warn" and finding.fix == "memory-curator semantic fetch tiny"
 
 

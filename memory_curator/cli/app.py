@@ -223,9 +223,9 @@ def doctor(asked: Invocation, as_json: bool) -> None:
     """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
     from memory_curator.commands import doctor as diagnosing  # start-up: it loads the schedulers' module
 
-    findings = diagnosing.diagnose(asked)
-    report.doctor(findings, as_json)
-    if diagnosing.failed(findings):
+    diagnosis = diagnosing.diagnose(asked)
+    report.doctor(diagnosis, as_json)
+    if diagnosis.failed:
         raise click.exceptions.Exit(EXIT_CONFIG)
 
 

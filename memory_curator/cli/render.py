@@ -34,7 +34,7 @@ from memory_curator.core.text import iso
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
     from memory_curator.commands.check import Verdict
     from memory_curator.commands.desk import Done
-    from memory_curator.commands.doctor import Finding
+    from memory_curator.commands.doctor import Diagnosis, Finding
     from memory_curator.commands.index import Stats
     from memory_curator.commands.init import Initialised
     from memory_curator.commands.query import Answer, Neighbours
@@ -366,11 +366,11 @@ def initialised(result: Initialised) -> None:
     )
 
 
-def doctor(findings: list[Finding], as_json: bool) -> None:
+def doctor(diagnosis: Diagnosis, as_json: bool) -> None:
     if as_json:
-        emit("doctor", [f.to_json() for f in findings])
+        emit("doctor", diagnosis.to_json())
         return
-    lines(finding_line(f) for f in findings)
+    lines(finding_line(f) for f in diagnosis.findings)
 
 
 def finding_line(finding: Finding) -> str:

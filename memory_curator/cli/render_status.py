@@ -16,16 +16,17 @@ from memory_curator.core.names import printable, printable_block
 
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
     from memory_curator.commands import schedule
-    from memory_curator.commands.log import Entry
+    from memory_curator.commands.log import Log
     from memory_curator.commands.status import Day, Inbox, IndexState, LastSweep, Status
 
 
-def decision_log(entries: list[Entry], as_json: bool) -> None:
+def decision_log(log: Log, as_json: bool) -> None:
     """One line per action (greppable, readable at any width): when, verdict, what, where, why."""
     if as_json:
-        emit("log", {"count": len(entries), "entries": [e.to_json() for e in entries]})
+        emit("log", log.to_json())
         return
     console = stdout()
+    entries = log.entries
     if not entries:
         console.print("no journalled actions match")
         return

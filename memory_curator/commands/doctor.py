@@ -45,14 +45,33 @@ class Finding:
         return {"topic": self.topic, "level": self.level, "message": self.message, "fix": self.fix}
 
 
-def diagnose(asked: Invocation) -> list[Finding]:
+@dataclass(frozen=True)
+class Diagnosis:
+    """Every finding, in the order they were looked for; `failed`: any of them a problem (exit 1)."""
+
+    findings: tuple[Finding, ...]
+
+    @property
+    def failed(self) -> bool:
+        return any(f.level == "problem" for f in self.findings)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [finding.to_json() for finding in self.findings]
+
+
+def diagnose(asked: Invocation) -> Diagnosis:
     """Every finding for the vault the command line names (none found is the first finding), on
     the machine it runs on; `now` (from the clock) judges a stuck lock and an overdue schedule."""
-    machine, clock = asked.machine, asked.seams.clock
     try:
         root = asked.root()
     except CuratorError as exc:
-        return [Finding("vault", "problem", str(exc), "pass --vault, set MEMORY_CURATOR_VAULT or run inside the vault")]
+        fix = "pass --vault, set MEMORY_CURATOR_VAULT or run inside the vault"
+        return Diagnosis((Finding("vault", "problem", str(exc), fix),))
+    return Diagnosis(tuple(_findings(root, asked)))
+
+
+def _findings(root: Path, asked: Invocation) -> list[Finding]:
+    machine, clock = asked.machine, asked.seams.clock
     findings = check_vault(root, machine)
     rules, found = check_rules(root)
     findings += found
@@ -67,10 +86,6 @@ def diagnose(asked: Invocation) -> list[Finding]:
     findings += check_semantic(setting, machine.env, root, machine.data_home)
     findings += check_host(rules, machine.host)
     return findings
-
-
-def failed(findings: list[Finding]) -> bool:
-    return any(f.level == "problem" for f in findings)
 
 
 def check_vault(root: Path, machine: Machine) -> list[Finding]:

@@ -83,6 +83,13 @@ class Tally:
             counts[item.action.verdict] += 1
         return counts
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "done": [item.to_json() for item in self.done],
+            **{k: getattr(self, k) for k in ("skipped", "edited", "left", "gone", "quit", "interrupted")},
+            "runs": list(self.runs),
+        }
+
 
 def scope(root: Path, path: str | None) -> tuple[set[str] | None, str | None]:
     """(agent folders, single item) that `review PATH` covers: the whole inbox, one agent
