@@ -11,17 +11,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from memory_curator.cli.app import cli
+from memory_curator.cli.machine import here
 from memory_curator.commands.context import Seams
-from memory_curator.core.clock import Clock, FixedClock
+from memory_curator.core.clock import Clock, FixedClock, SystemClock
+from memory_curator.store.state import state_dir
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "vault_fixtures"
@@ -78,6 +81,12 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return home
 
 
+def state_of(root: Path, explicit: str | Path | None = None) -> Path:
+    """The vault's state folder on this machine, created: the one its commands use."""
+    machine = here()
+    return state_dir(root, explicit, machine.env, machine.state_home)
+
+
 def age(path: Path) -> None:
     os.utime(path, (OLD, OLD))
 
@@ -123,9 +132,20 @@ def invoke() -> Callable[..., Result]:
     `seams=` all it takes from the world (a fixed clock, failing file operations, a fake judge)."""
 
     def run(*args: str, input: str | None = None, clock: Clock | None = None, seams: Seams | None = None) -> Result:
-        return CliRunner().invoke(cli, list(args), input=input, obj=seams or clock, catch_exceptions=False)
+        return CliRunner().invoke(
+            cli, list(args), input=input, obj=seams or Seams(clock=clock or SystemClock()), catch_exceptions=False
+        )
 
     return run
+
+
+def cli_commands(group: click.Group = cli, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
+    """Every command as typed after `memory-curator` (`index stats`), with its click command."""
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from cli_commands(command, f"{prefix}{name} ")
+        else:
+            yield f"{prefix}{name}", command
 
 
 def run_installed(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
 from fake_schedulers import install_fakes
@@ -30,11 +31,12 @@ from semantic_kit import write_model
 from test_json_contract import SUBMITTED
 
 from memory_curator.cli.app import cli, main
+from memory_curator.commands.context import Seams
 from memory_curator.core.clock import SystemClock
 from memory_curator.core.errors import EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_USAGE
 from memory_curator.store.state import sweep_lock
 
-from conftest import age
+from conftest import age, cli_commands
 
 
 @dataclass
@@ -60,7 +62,7 @@ class Place:
         done = CliRunner().invoke(
             cli,
             ["resolve", item, "--drop", "not now", "--by", "tester", "--json", *where(self, str(self.vault))],
-            obj=SystemClock(),
+            obj=Seams(),
             catch_exceptions=False,
         )
         assert done.exit_code == 0, done.output
@@ -97,7 +99,7 @@ def where(place: Place, vault: str) -> list[str]:
 def indexed(place: Place, vault: str) -> list[str]:
     """`where`, with the real vault's index built first (`index stats` reads, never builds)."""
     if vault == str(place.vault):
-        built = CliRunner().invoke(cli, ["index", "rebuild", *where(place, vault)], obj=SystemClock())
+        built = CliRunner().invoke(cli, ["index", "rebuild", *where(place, vault)], obj=Seams())
         assert built.exit_code == 0, built.output
     return where(place, vault)
 
@@ -180,21 +182,12 @@ CASES: dict[str, Case] = {
 }
 
 
-def commands(group: click.Group = cli, prefix: str = "") -> Iterator[tuple[str, click.Command]]:
-    """Every command as typed after `memory-curator` (`index stats`), with its click command."""
-    for name, command in sorted(group.commands.items()):
-        if isinstance(command, click.Group):
-            yield from commands(command, f"{prefix}{name} ")
-        else:
-            yield f"{prefix}{name}", command
-
-
 def has_json(command: str) -> bool:
-    return any("--json" in getattr(p, "opts", ()) for p in dict(commands())[command].params)
+    return any("--json" in getattr(p, "opts", ()) for p in dict(cli_commands())[command].params)
 
 
 def test_every_command_has_a_row() -> None:
-    found = {name for name, _ in commands()}
+    found = {name for name, _ in cli_commands()}
     assert {"run", "submit", "index stats", "schedule install"} <= found  # the walk sees the commands
     assert found == set(CASES), "every command needs a row in CASES (a bad value, its codes)"
 
@@ -270,7 +263,7 @@ def test_every_command_ends_with_its_code_and_error_object(
     expected = case.codes.get(cell, DEFAULT[cell])
     if cell == "locked":
         place.state.mkdir(exist_ok=True)
-        with sweep_lock(place.state, SystemClock()):
+        with sweep_lock(place.state, SystemClock(), os.getpid(), socket.gethostname()):
             code, out, err = ended(args, case.stdin, monkeypatch, capsys)
     else:
         code, out, err = ended(args, case.stdin, monkeypatch, capsys)
@@ -284,7 +277,9 @@ def test_every_command_ends_with_its_code_and_error_object(
     if not as_json:
         assert '"error"' not in out
         return
-    error = json.loads(out)["error"]
+    printed = json.loads(out)
+    assert list(printed) == ["error", "version"] and printed["version"] == 1  # every JSON object has its version
+    error = printed["error"]
     assert list(error) == ["code", "message", "file"]
     assert error["code"] == expected
     assert error["message"] and "\n" not in error["message"]

@@ -12,9 +12,8 @@ import pytest
 from loop_kit import UNSOURCED
 
 from memory_curator.core.clock import FixedClock, SystemClock
-from memory_curator.store.state import state_dir
 
-from conftest import NOW, REPO
+from conftest import NOW, REPO, state_of
 
 SYSTEM_CLOCK = re.compile(
     r"datetime\.now|datetime\.today|utcnow|date\.today|time\.time(_ns)?\(|time\.monotonic|perf_counter"
@@ -63,7 +62,7 @@ def test_the_cli_passes_its_clock_down(vault: Path, invoke, write_candidate) -> 
     (action,) = [a for a in actions if a["inbox_path"] == "_inbox/agent-a/claim.md"]
     assert action["verdict"] == "drop" and action["moved_to"].endswith("/2026-11-30T12-00-00-claim.md")
     assert "(2026-11-30T12:00:00Z)" in (vault / action["moved_to"]).read_text(encoding="utf-8")
-    state = state_dir(vault)
+    state = state_of(vault)
     times = {json.loads(line)["time"] for line in (state / "journal.jsonl").read_text().splitlines()}
     assert times == {"2026-11-30T12:00:00Z"}
     assert json.loads((state / "lock").read_text())["since"] == "2026-11-30T12:00:00Z"

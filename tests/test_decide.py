@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
-from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
 from memory_curator.core.decide import JudgeVerdict, decide
 from memory_curator.core.facts import gather_facts
@@ -282,7 +282,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,fm,verdict,target,reason", CASES, ids=[c[0] for c in CASES])
 def test_default_rules(vault: Path, name: str, fm: dict, verdict: str, target: str | None, reason: str) -> None:
-    out = check_text(Context.build(vault), note(**fm), f"_inbox/agent/{name}.md", agent="agent")
+    out = check_text(build_context(vault), note(**fm), f"_inbox/agent/{name}.md", agent="agent").to_json()
     assert out["verdict"] == verdict, out
     if verdict != "drop":
         assert out["target_path"] == target
@@ -350,6 +350,8 @@ def test_judge_settles_only_undecided_criteria(vault: Path) -> None:
 
 
 def test_bad_yaml_is_needs_review_never_drop(vault: Path) -> None:
-    out = check_text(Context.build(vault), "---\nconfidence: 1\nvalue: [unclosed\n---\nbody\n", "_inbox/a/bad.md")
+    out = check_text(
+        build_context(vault), "---\nconfidence: 1\nvalue: [unclosed\n---\nbody\n", "_inbox/a/bad.md"
+    ).to_json()
     assert out["verdict"] == "needs_review"
     assert "the frontmatter does not parse" in out["reason"]

@@ -3,27 +3,29 @@ promise never to print the judge key."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from fake_schedulers import Fakes, install_fakes
 
-from memory_curator.cli.machine import here
+from memory_curator.cli.machine import here, invocation
 from memory_curator.cli.render import finding_line
 from memory_curator.commands import doctor, schedule
+from memory_curator.commands.context import Seams
 from memory_curator.commands.doctor import Finding
 from memory_curator.core.clock import FixedClock
 from memory_curator.store import runlog
-from memory_curator.store.state import state_dir, sweep_lock, vault_id
+from memory_curator.store.state import sweep_lock, vault_id
 
-from conftest import NOW
+from conftest import NOW, state_of
 
 
 @pytest.fixture(autouse=True)
@@ -35,9 +37,10 @@ def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fakes:
 def diagnose(
     root: Path | str, state: Path | str | None = None, now: dt.datetime = NOW, **changes: object
 ) -> list[Finding]:
-    """doctor on this machine as a Linux box named "box" (`changes`: another home, system or host), at `now`."""
-    machine = dataclasses.replace(here(), **{"system": "Linux", "host": "box", **changes})  # type: ignore[arg-type]
-    return doctor.diagnose(str(root), str(state) if state else None, machine, FixedClock(now))
+    """Doctor's findings on this machine, as Linux on the host `box` unless `changes` say otherwise."""
+    machine = replace(here(), **{"system": "Linux", "host": "box", **changes})  # type: ignore[arg-type]
+    asked = invocation(Seams(clock=FixedClock(now), machine=machine), str(root), str(state) if state else None)
+    return list(doctor.diagnose(asked).findings)
 
 
 def problems(findings: list[Finding]) -> list[Finding]:
@@ -64,7 +67,7 @@ def install_cron(root: Path, state: Path, python: str = sys.executable, every: i
 
 
 def test_a_healthy_scheduled_vault_has_no_problem(vault: Path, invoke) -> None:
-    state = state_dir(vault)
+    state = state_of(vault)
     install_cron(vault, state)
     log_line(state, NOW - dt.timedelta(minutes=10), exit=0, result={"processed": 2, "promoted": 1, "dropped": 1})
     findings = diagnose(vault)
@@ -139,8 +142,8 @@ def test_problem_state_directory_unusable(vault: Path, tmp_path: Path) -> None:
 
 
 def test_problem_lock_held_for_hours(vault: Path) -> None:
-    state = state_dir(vault)
-    with sweep_lock(state, FixedClock(NOW)):
+    state = state_of(vault)
+    with sweep_lock(state, FixedClock(NOW), os.getpid(), socket.gethostname()):
         info = json.loads((state / "lock").read_text())
         info["since"] = "2026-11-30T09:00:00Z"
         (state / "lock").write_text(json.dumps(info))
@@ -165,7 +168,7 @@ def test_problem_scheduled_interpreter_gone(vault: Path, tmp_path: Path) -> None
     venv = tmp_path / "old-venv/bin"
     venv.mkdir(parents=True)
     shutil.copy(sys.executable, venv / "python")
-    install_cron(vault, state_dir(vault), python=str(venv / "python"))
+    install_cron(vault, state_of(vault), python=str(venv / "python"))
     assert problems(diagnose(vault)) == []
     shutil.rmtree(tmp_path / "old-venv")
     found = only_problem(diagnose(vault), "schedule")
@@ -180,7 +183,7 @@ def test_problem_schedule_uses_another_state_dir(vault: Path, tmp_path: Path) ->
 
 
 def test_problem_last_run_failed(vault: Path) -> None:
-    state = state_dir(vault)
+    state = state_of(vault)
     install_cron(vault, state)
     error = f"{vault}/_meta/inbox-rules.md:3: YAML error: mapping values are not allowed here"
     log_line(state, NOW - dt.timedelta(minutes=5), exit=1, error=error)
@@ -192,7 +195,7 @@ def test_problem_last_run_denied_by_macos_privacy(tmp_path: Path) -> None:
     home = tmp_path / "Users/ada"
     root = home / "Documents/vault"
     shutil.copytree(Path(__file__).parent.parent / "vault_fixtures", root)
-    state = state_dir(root)
+    state = state_of(root)
     log_line(state, NOW - dt.timedelta(minutes=5), exit=1, error=f"{root}: the vault folder: Operation not permitted")
     findings = diagnose(root, home=home, system="Darwin")
     found = only_problem(findings, "last run")
@@ -201,7 +204,7 @@ def test_problem_last_run_denied_by_macos_privacy(tmp_path: Path) -> None:
 
 
 def test_problem_scheduled_run_crashed_before_logging(vault: Path) -> None:
-    state = state_dir(vault)
+    state = state_of(vault)
     install_cron(vault, state)
     log_line(state, NOW - dt.timedelta(minutes=20), exit=0, result={"processed": 0})
     with open(state / runlog.LOG_NAME, "a") as log:
@@ -211,7 +214,7 @@ def test_problem_scheduled_run_crashed_before_logging(vault: Path) -> None:
 
 
 def test_problem_schedule_overdue(vault: Path) -> None:
-    state = state_dir(vault)
+    state = state_of(vault)
     install_cron(vault, state)
     log_line(state, NOW - dt.timedelta(hours=3), exit=0, result={"processed": 1})
     found = only_problem(diagnose(vault), "last run")

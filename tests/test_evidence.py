@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
-from memory_curator.commands.context import Context
 from memory_curator.core.evidence import as_read, is_placeholder
 from memory_curator.core.notes import parse
 from memory_curator.core.settings import Settings
@@ -43,7 +43,7 @@ def test_a_list_keeps_its_real_sources_and_words_become_numbers() -> None:
 
 
 def check(vault: Path, **fm: object) -> dict:
-    return check_text(Context.build(vault), note(**fm), "_inbox/agent/c.md", agent="agent")
+    return check_text(build_context(vault), note(**fm), "_inbox/agent/c.md", agent="agent").to_json()
 
 
 def test_a_placeholder_source_is_no_source(vault: Path) -> None:
@@ -117,7 +117,7 @@ def test_bookkeeping_is_not_carried_but_kept_in_the_original(
     assert not {"model", "task_id", "run_id"} & set(note_fm)
     assert note_fm["value"] == "Sync keeps version history for 12 months on Plus."
     digest = note_fm["curated_from"][0]["sha256"]
-    kept = [p for p in Context.build(vault).state.rglob(f"*{digest}*") if p.is_file()]
+    kept = [p for p in build_context(vault).state.rglob(f"*{digest}*") if p.is_file()]
     assert kept and b"task_id: t-4411" in kept[0].read_bytes(), "the original keeps them"
 
 

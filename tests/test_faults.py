@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from safety_kit import KINDS, FaultyOS, assert_conserved, assert_nothing_lost, new_vault, populate, temps
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
-from memory_curator.commands.context import Context, Seams
+from memory_curator.commands.context import Seams
 from memory_curator.index.store import Index, IndexUnavailable
 from memory_curator.store import journal as journal_mod
 from memory_curator.store.rules_file import load_for_vault
@@ -46,7 +47,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 
 
 def _sweep(root: Path, state: Path, os_module: object = os) -> sweep.SweepResult:
-    ctx = Context.build(root, str(state), Seams(files=Files(os_module)))
+    ctx = build_context(root, str(state), Seams(files=Files(os_module)))
     return sweep.run(ctx, None, sweep.Options(use_judge=False))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import socket
 from pathlib import Path
 
 import click
@@ -17,9 +18,9 @@ from memory_curator.core.clock import FixedClock
 from memory_curator.core.compose import promoted_text
 from memory_curator.core.notes import parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load
-from memory_curator.store.state import state_dir, watcher_lock
+from memory_curator.store.state import watcher_lock
 
-from conftest import NOW, REPO
+from conftest import NOW, REPO, state_of
 
 RULES = load(DEFAULT_RULES)
 
@@ -193,8 +194,8 @@ def test_a_vault_made_by_init_takes_its_first_note(tmp_path: Path, invoke, clock
 
 
 def test_a_second_watch_of_the_same_vault_exits_75(vault: Path, capsys) -> None:
-    state = state_dir(vault)
-    with watcher_lock(state):
+    state = state_of(vault)
+    with watcher_lock(state, os.getpid(), socket.gethostname()):
         code, output = ended(capsys, "watch", "--vault", str(vault))
     assert code == 75
     assert len(output.strip().splitlines()) == 1
@@ -202,10 +203,10 @@ def test_a_second_watch_of_the_same_vault_exits_75(vault: Path, capsys) -> None:
 
 
 def test_the_watcher_lock_is_free_again_once_released(vault: Path) -> None:
-    state = state_dir(vault)
-    with watcher_lock(state):
+    state = state_of(vault)
+    with watcher_lock(state, os.getpid(), socket.gethostname()):
         pass
-    with watcher_lock(state):
+    with watcher_lock(state, os.getpid(), socket.gethostname()):
         pass
 
 

@@ -20,6 +20,7 @@ from loop_kit import cli
 from test_judge import FakeModel, all_promote, answering, wire_fake_api
 from test_mcp import call, error_text
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands.context import Context, Seams
 from memory_curator.core.clock import SystemClock
 from memory_curator.core.notes import parse
@@ -261,14 +262,14 @@ def test_a_person_approves_in_resolve_and_the_note_says_so(
 def _bulk(vault: Path, capsys: Any) -> tuple[int, str]:
     from memory_curator.commands.desk import Desk
 
-    ctx = Context.build(vault, None, Seams(clock=SystemClock()))
+    ctx = build_context(vault, None, Seams(clock=SystemClock()))
     rel = "_inbox/spy/layoffs.md"
     result = Desk(ctx).bulk([str(vault / rel)], ("promote", None))
     return len(result.refused), result.refused[0][1] if result.refused else ""
 
 
 def _mcp_ctx(vault: Path, tmp_path: Path) -> Context:
-    return Context.build(vault, str(tmp_path / "state"), Seams(clock=SystemClock(), env={}))
+    return build_context(vault, str(tmp_path / "state"), Seams(clock=SystemClock(), env={}))
 
 
 def test_privacy_items_are_never_served_over_mcp(

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands.context import Context, Seams
 from memory_curator.commands.sweep import Options, run
 from memory_curator.core import candidate as cand
@@ -325,7 +326,7 @@ def test_a_near_duplicate_leaves_novel_undecided_and_never_drops(vault: Path, tm
     unrelated = candidate(vault, fact("other", value="Ships on Tuesdays.", body="Wholly unrelated prose."))
     assert not gather_facts(unrelated, querier).near_duplicate
     inbox = write(vault, "_inbox/agent-a/near.md", fact("zephyrine", value="Retries idempotent calls.", body=edited))
-    result = run(Context.build(vault, str(state)), inbox.parent, Options(use_judge=False))
+    result = run(build_context(vault, str(state)), inbox.parent, Options(use_judge=False))
     (action,) = [a for agent in result.agents for a in agent.actions]
     assert action.verdict == "needs_review" and action.criteria["novel"] is None
     assert "near-duplicate of research/vendors/zephyrine.md" in action.reason
@@ -429,7 +430,7 @@ def test_restaging_a_patched_note_keeps_word_counts_sane(tmp_path: Path, write_c
 def test_a_sweep_stages_its_notes_in_the_overlay_the_context_gives(vault: Path, tmp_path: Path) -> None:
     """The context's querier is the index under the overlay; the index querier alone answers
     questions and stages nothing."""
-    ctx = Context.build(vault, str(state_of(tmp_path)))
+    ctx = build_context(vault, str(state_of(tmp_path)))
     given = ctx.querier(ctx, ctx.rules)
     assert isinstance(given, Overlay) and staging(given) is given
     with pytest.raises(TypeError, match="cannot stage"):
@@ -445,7 +446,7 @@ def test_a_promotion_is_visible_to_later_candidates_of_the_same_sweep(
     text = fact("zephyrine", value="Retries idempotent calls.", body=LONG_BODY)
     write_candidate(vault, "a-first.md", text)
     write_candidate(vault, "b-again.md", text)
-    result = run(Context.build(vault, str(state)), None, Options(use_judge=False, dry_run=dry_run))
+    result = run(build_context(vault, str(state)), None, Options(use_judge=False, dry_run=dry_run))
     verdicts = {Path(a.inbox_path).name: (a.verdict, a.reason) for agent in result.agents for a in agent.actions}
     assert verdicts["a-first.md"][0] == "promote"
     assert verdicts["b-again.md"] == ("drop", "already known and unchanged (facts/zephyrine/data-handling.md)")
@@ -459,7 +460,7 @@ def test_an_empty_inbox_never_opens_the_index(vault: Path, tmp_path: Path) -> No
     for path in (vault / "_inbox").rglob("*.md"):
         path.unlink()
     state = state_of(tmp_path)
-    run(Context.build(vault, str(state)), None, Options(use_judge=False))
+    run(build_context(vault, str(state)), None, Options(use_judge=False))
     assert not (state / "index.sqlite3").exists()
 
 
@@ -467,7 +468,7 @@ def test_a_sweep_with_candidates_refreshes_the_index(vault: Path, tmp_path: Path
     state = state_of(tmp_path)
     querier_for(vault, state)
     write(vault, "facts/acme/fresh.md", fact("acme", "fresh"))
-    run(Context.build(vault, str(state)), None, Options(use_judge=False))
+    run(build_context(vault, str(state)), None, Options(use_judge=False))
     paths = {p for (p,) in sqlite3.connect(state / "index.sqlite3").execute("SELECT path FROM notes")}
     assert "facts/acme/fresh.md" in paths
 

@@ -21,6 +21,7 @@ from loop_kit import INSIGHT
 from test_result_contract import TOTAL_KEYS, check_agent
 
 from memory_curator.cli.app import cli
+from memory_curator.commands.context import Seams
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.result import Action, AgentResult, SweepResult
 
@@ -47,7 +48,9 @@ class Vault:
     write_candidate: Callable[..., Path]
 
     def invoke(self, *args: str, input: str | None = None) -> Result:
-        return CliRunner().invoke(cli, list(args), input=input, obj=FixedClock(NOW), catch_exceptions=False)
+        return CliRunner().invoke(
+            cli, list(args), input=input, obj=Seams(clock=FixedClock(NOW)), catch_exceptions=False
+        )
 
     @property
     def where(self) -> tuple[str, ...]:
@@ -147,9 +150,9 @@ def test_every_other_json_output_is_the_versioned_envelope(command: str, env: Va
 
 def test_run_json_keeps_the_spec_shape(env: Vault) -> None:
     one = json.loads(env.invoke("run", "_inbox/test-step-4", "--dry-run", "--json", *env.where).stdout)
-    assert "version" not in one and "data" not in one
+    assert list(one)[-1] == "version" and one["version"] == 1 and "data" not in one  # the one rule: a version
     check_agent(one)
     everything: dict[str, Any] = json.loads(env.invoke("run", "--json", *env.where).stdout)
-    assert list(everything)[: len(TOTAL_KEYS)] == TOTAL_KEYS and "version" not in everything
+    assert list(everything)[: len(TOTAL_KEYS)] == TOTAL_KEYS and list(everything)[-1] == "version"
     for agent in everything["agents"]:
         check_agent(agent)

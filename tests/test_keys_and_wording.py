@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from loop_kit import fail
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
-from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
 from memory_curator.core.notes import parse
 from memory_curator.store.rules_file import load_for_vault
@@ -40,7 +40,7 @@ Something happened.
 
 
 def verdict(vault: Path, text: str, name: str = "x") -> dict:
-    return check_text(Context.build(vault), text, f"_inbox/agent/{name}.md", agent="agent")
+    return check_text(build_context(vault), text, f"_inbox/agent/{name}.md", agent="agent").to_json()
 
 
 def sweep_one(vault: Path, invoke, write_candidate, text: str) -> dict:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from safety_kit import KINDS, assert_conserved, assert_in_one_place, new_vault, normalized, populate
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
-from memory_curator.commands.context import Context
 
 TRIALS = 30
 PER_TRIAL = 40  # 1,200 candidates across the trials
@@ -54,7 +54,7 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     template = new_vault(tmp_path / "template")
     markers = populate(template, [KINDS[i % len(KINDS)] for i in range(PER_TRIAL)])
     shutil.copytree(template, tmp_path / "reference")
-    sweep.run(Context.build(tmp_path / "reference", str(tmp_path / "ref-state")), None, sweep.Options(use_judge=False))
+    sweep.run(build_context(tmp_path / "reference", str(tmp_path / "ref-state")), None, sweep.Options(use_judge=False))
     reference = normalized(tmp_path / "reference")
 
     at_kill: list[tuple[int, int]] = []
@@ -66,7 +66,7 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
         at_kill.append(_progress(state))
         if rng.random() < 0.3:  # kill the next sweep too, during its recovery or soon after
             _kill_after(_start(root, state), state, 0, rng.uniform(0.05, 0.4))
-        final = sweep.run(Context.build(root, str(state)), None, sweep.Options(use_judge=False))
+        final = sweep.run(build_context(root, str(state)), None, sweep.Options(use_judge=False))
         assert not final.errors, (where, final.errors)
         try:
             assert_conserved(root, markers, state)
@@ -100,13 +100,13 @@ def test_sigkill_during_undo_and_restore_loses_nothing(tmp_path: Path) -> None:
     rng = random.Random(seed)
     template = new_vault(tmp_path / "template")
     markers = populate(template, [KINDS[i % len(KINDS)] for i in range(8)])
-    sweep.run(Context.build(template, str(tmp_path / "template-state")), None, sweep.Options(use_judge=False))
+    sweep.run(build_context(template, str(tmp_path / "template-state")), None, sweep.Options(use_judge=False))
     histories = {}
     for name, action in (("undo", ("undo", "--last")), ("none", None)):
         root, state = _copy_pair(template, tmp_path, name)
         if action:
             assert _person(root, state, *action).wait(timeout=60) == 0
-        sweep.run(Context.build(root, str(state)), None, sweep.Options(use_judge=False))
+        sweep.run(build_context(root, str(state)), None, sweep.Options(use_judge=False))
         assert_in_one_place(root, markers)
         histories[name] = normalized(root)
     at_kill: list[tuple[int, int]] = []
@@ -115,7 +115,7 @@ def test_sigkill_during_undo_and_restore_loses_nothing(tmp_path: Path) -> None:
         root, state = _copy_pair(template, tmp_path, f"t{trial}")
         _kill_at(_person(root, state, "undo", "--last"), state, "undo", rng.randrange(9), rng.uniform(0, 0.003))
         at_kill.append(_plans(state, "undo"))
-        final = sweep.run(Context.build(root, str(state)), None, sweep.Options(use_judge=False))
+        final = sweep.run(build_context(root, str(state)), None, sweep.Options(use_judge=False))
         assert not final.errors, (where, final.errors)
         assert_in_one_place(root, markers)
         _assert_item_by_item(normalized(root), histories, where)
@@ -127,7 +127,7 @@ def test_sigkill_during_undo_and_restore_loses_nothing(tmp_path: Path) -> None:
         _kill_at(
             _person(root, state, "restore", str(dropped[0])), state, "restore", rng.randrange(2), rng.uniform(0, 0.002)
         )
-        final = sweep.run(Context.build(root, str(state)), None, sweep.Options(use_judge=False))
+        final = sweep.run(build_context(root, str(state)), None, sweep.Options(use_judge=False))
         assert not final.errors, (where, final.errors)
         assert_in_one_place(root, markers)
         shutil.rmtree(tmp_path / f"r{trial}")

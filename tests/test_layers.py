@@ -178,3 +178,55 @@ def test_the_circle_finder_sees_a_circle() -> None:
     assert (2, "memory_curator.core.rules") in lazy  # an import inside a function counts
     modules = {"memory_curator.core.rules": PACKAGE, "memory_curator.core": PACKAGE}
     assert _owner("memory_curator.core.rules.Rules", modules) == "memory_curator.core.rules"
+
+
+# What only cli/ may read of the machine it runs on (`cli.machine.here`, issue 26): below it, the
+# environment, the home folder, the uid, the platform, the host and the login come from the
+# context's `Machine`, so a test states the machine it means.
+WORLD_MODULES = {"socket", "platform", "getpass", "platformdirs"}
+WORLD_ATTRIBUTES = {("os", "environ"), ("os", "environb"), ("os", "getenv"), ("os", "getuid"), ("Path", "home")}
+
+
+def world_reads(path: Path) -> list[str]:
+    """Every read of the machine in a file: an import of a module that tells it, an `os.environ`
+    (`os.getenv`, `os.getuid`, `Path.home`), or the same names imported bare."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found = [f"{line} imports {module}" for line, module in imports(path) if module.split(".")[0] in WORLD_MODULES]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if (node.value.id, node.attr) in WORLD_ATTRIBUTES:
+                found.append(f"{node.lineno} reads {node.value.id}.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "pathlib"):
+            bare = {name for module, name in WORLD_ATTRIBUTES if module == "os"} | {"Path.home"}
+            found += [f"{node.lineno} imports {node.module}.{a.name}" for a in node.names if a.name in bare]
+    return sorted(found, key=lambda read: int(read.split()[0]))
+
+
+def test_nothing_below_the_cli_reads_the_machine() -> None:
+    wrong = []
+    for layer in LAYERS[:-1]:
+        for path in sources(layer):
+            where = path.relative_to(PACKAGE).as_posix()
+            wrong += [f"{where}:{read}" for read in world_reads(path)]
+    assert wrong == []
+
+
+def test_the_machine_test_sees_a_read(tmp_path: Path) -> None:
+    """The checker itself: each way of reading the machine is caught."""
+    probe = PACKAGE / "store" / "_machine_probe.py"
+    probe.write_text(
+        "import os, socket\nfrom os import environ\nfrom pathlib import Path\n"
+        "a = os.environ.get('X')\nb = Path.home()\nc = os.getuid()\n",
+        encoding="utf-8",
+    )
+    try:
+        found = world_reads(probe)
+    finally:
+        probe.unlink()
+    assert found == [
+        "1 imports socket",
+        "2 imports os.environ",
+        "4 reads os.environ",
+        "5 reads Path.home",
+        "6 reads os.getuid",
+    ]

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult
 
+from memory_curator.cli.machine import build_context
 from memory_curator.cli.mcp import build_server
 from memory_curator.commands.context import Context, Seams
 from memory_curator.store.writer import Files
@@ -63,7 +64,7 @@ def error_text(result: CallToolResult) -> str:
 def ctx(vault: Path, tmp_path: Path) -> Context:
     from memory_curator.core.clock import FixedClock
 
-    return Context.build(vault, str(tmp_path / "state"), Seams(clock=FixedClock(NOW), env={}))
+    return build_context(vault, str(tmp_path / "state"), Seams(clock=FixedClock(NOW), env={}))
 
 
 def test_the_tools_and_resources_are_listed_with_schemas(ctx: Context) -> None:
@@ -207,7 +208,7 @@ def test_a_bug_is_one_line_never_a_traceback(vault: Path, tmp_path: Path) -> Non
         def create_unique(self, path: Path, data: bytes) -> Path:
             raise RuntimeError("a bug in the writer")
 
-    ctx = Context.build(vault, str(tmp_path / "state"), Seams(files=Broken(), env={}))
+    ctx = build_context(vault, str(tmp_path / "state"), Seams(files=Broken(), env={}))
     said = error_text(call(ctx, "submit_candidate", markdown=FACT))
     assert said.endswith("internal error: RuntimeError: a bug in the writer")
 
@@ -233,7 +234,7 @@ def test_a_candidate_over_mcp_and_one_written_as_a_file_get_the_same_verdict(
 
     other = tmp_path / "other"
     shutil.copytree(vault, other)
-    ctx = Context.build(vault, str(tmp_path / "s1"), Seams(env={}))
+    ctx = build_context(vault, str(tmp_path / "s1"), Seams(env={}))
     out = call(ctx, "submit_candidate", agent="scout", markdown=UNSOURCED.replace("Berlin", "Paris")).structured_content
     assert out is not None
     age(vault / out["inbox_path"])
@@ -280,7 +281,7 @@ def test_a_real_stdio_round_trip_then_run_promotes_what_was_handed_in(vault: Pat
 
 
 def test_sweep_now_is_offered_only_when_the_rules_allow_it(vault: Path, tmp_path: Path) -> None:
-    off = Context.build(vault, str(tmp_path / "state"), Seams(env={}))
+    off = build_context(vault, str(tmp_path / "state"), Seams(env={}))
     tools = session(off, None, lambda client: client.list_tools())
     assert "sweep_now" not in {t.name for t in tools.tools}
 
@@ -289,7 +290,7 @@ def test_sweep_now_is_offered_only_when_the_rules_allow_it(vault: Path, tmp_path
         "  settle_seconds: 3\n", "  settle_seconds: 0\n  mcp_allow_sweep: true\n"
     )
     rules.write_text(text, encoding="utf-8")
-    on = Context.build(vault, str(tmp_path / "state"), Seams(env={}))
+    on = build_context(vault, str(tmp_path / "state"), Seams(env={}))
 
     async def hand_in_and_sweep(client: Client) -> tuple[set[str], Any, Any]:
         names = {t.name for t in (await client.list_tools()).tools}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
 from memory_curator.commands.context import Context
 from memory_curator.core import compose
@@ -28,7 +29,7 @@ def ctx(tmp_path_factory: pytest.TempPathFactory) -> Context:
     shutil.copytree(source, root)
     shutil.copytree(NOVELTY / "owned", root, dirs_exist_ok=True)
     (root / "_inbox").mkdir()
-    return Context.build(root, str(tmp_path_factory.mktemp("state")))
+    return build_context(root, str(tmp_path_factory.mktemp("state")))
 
 
 def _candidates() -> list[Path]:
@@ -40,10 +41,7 @@ def test_check_gives_the_same_verdict_before_and_after_a_sweep_flags_the_file(ct
     raw = path.read_bytes()
     rel = f"_inbox/{path.parent.name}/{path.name}"
     before = check_text(ctx, raw.decode("utf-8"), rel, agent=path.parent.name)
-    flagged = compose.review_bytes(raw, f"{before['reason']}; {REASON}", NOW)
+    flagged = compose.review_bytes(raw, f"{before.reason}; {REASON}", NOW)
     assert content_hash(flagged) != content_hash(raw)
     after = check_text(ctx, flagged.decode("utf-8"), rel, agent=path.parent.name)
-    assert (after["verdict"], after["target_path"]) == (before["verdict"], before["target_path"]), (
-        before["reason"],
-        after["reason"],
-    )
+    assert (after.verdict, after.target_path) == (before.verdict, before.target_path), (before.reason, after.reason)

@@ -17,8 +17,9 @@ from loop_kit import ADA, fail
 from test_judge import FakeModel, answer, answering, insight, wire_fake_api
 
 from memory_curator.cli.app import cli
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep as sweep_mod
-from memory_curator.commands.context import Context, Seams, fixed_judge
+from memory_curator.commands.context import Seams, fixed_judge
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.notes import parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load, load_for_vault
@@ -130,7 +131,7 @@ def test_the_circuit_breaker_withholds_a_judge_drop_outside_its_reach_whatever_t
     def judge(candidates, rules, querier):
         return {c.inbox_path: named[Path(c.inbox_path).name] for c in candidates}, {"requests": 1}
 
-    ctx = Context.build(vault, str(tmp_path / "state"), Seams(judge=fixed_judge(judge)))
+    ctx = build_context(vault, str(tmp_path / "state"), Seams(judge=fixed_judge(judge)))
     result = sweep_mod.run(ctx, vault / "_inbox/agent-a", sweep_mod.Options())
     actions = result.agents[0].actions
     assert [a.verdict for a in actions] == ["needs_review"] * 3, actions

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from safety_kit import FaultyOS
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep as sweep_mod
-from memory_curator.commands.context import Context, Seams, fixed_judge
+from memory_curator.commands.context import Seams, fixed_judge
 from memory_curator.core import merge as merge_mod
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.notes import parse
@@ -322,7 +323,7 @@ def judged(target: str):
 def test_a_judge_extends_verdict_patches_the_neighbour_it_named(vault: Path, write_candidate, tmp_path: Path) -> None:
     write_candidate(vault, "i.md", INSIGHT)
     judge = fixed_judge(judged("research/ai-tools/coding-assistants.md"))
-    ctx = Context.build(vault, str(tmp_path / "state"), Seams(judge=judge))
+    ctx = build_context(vault, str(tmp_path / "state"), Seams(judge=judge))
     result = sweep_mod.run(ctx, vault / "_inbox/agent-a", sweep_mod.Options())
     (action,) = result.agents[0].actions
     assert (action.verdict, action.target_path) == ("patch", "research/ai-tools/coding-assistants.md")
@@ -338,7 +339,7 @@ def test_a_judge_never_gets_a_human_authored_note_patched(vault: Path, write_can
     human = "insights/agents-need-a-curator.md"
     before = (vault / human).read_bytes()
     inbox = write_candidate(vault, "i.md", INSIGHT)
-    ctx = Context.build(vault, str(tmp_path / "state"), Seams(judge=fixed_judge(judged(human))))
+    ctx = build_context(vault, str(tmp_path / "state"), Seams(judge=fixed_judge(judged(human))))
     (action,) = sweep_mod.run(ctx, vault / "_inbox/agent-a", sweep_mod.Options()).agents[0].actions
     assert action.verdict == "needs_review"
     assert action.reason.endswith(f"judge unavailable: target {human} is not one of the notes it may change")

@@ -26,6 +26,7 @@ from safety_kit import (
     normalized,
 )
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import restore, sweep, undo
 from memory_curator.commands.context import Context, Seams
 from memory_curator.commands.desk import Desk
@@ -40,11 +41,11 @@ MARKER = "m0001"
 
 def _ctx(root: Path, state: Path, os_module: object = os) -> Context:
     """The context a command runs in, its file operations over `os_module` (failing or dying)."""
-    return Context.build(root, str(state), Seams(files=Files(os_module), user="pat"))
+    return build_context(root, str(state), Seams(files=Files(os_module), user="pat"))
 
 
 def _sweep(root: Path, state: Path) -> sweep.SweepResult:
-    return sweep.run(Context.build(root, str(state)), None, sweep.Options(use_judge=False))
+    return sweep.run(build_context(root, str(state)), None, sweep.Options(use_judge=False))
 
 
 def _dropped(root: Path) -> Path:

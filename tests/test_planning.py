@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_patch_sweep import ADDS_SOURCE, NOTE
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep as sweep_mod
-from memory_curator.commands.context import Context
 from memory_curator.commands.desk import Desk
 from memory_curator.commands.planning import new_run_id
 from memory_curator.core import merge as merge_mod
@@ -56,20 +56,20 @@ def counted(vault: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 
 def test_a_persons_patch_reads_the_note_once_and_merges_once(vault: Path, write_candidate, counted) -> None:
     inbox = write_candidate(vault, "more.md", ADDS_SOURCE)
-    done = Desk(Context.build(vault, None, user="tester")).patch(str(inbox), NOTE)
+    done = Desk(build_context(vault, None, user="tester")).patch(str(inbox), NOTE)
     assert done.action.verdict == "patch" and not inbox.exists()
     assert counted == {"reads": 2, "merges": 1}  # the plan's one read, and the writer's compare-and-swap
 
 
 def test_a_preview_reads_once_and_its_diff_is_that_merge(vault: Path, write_candidate, counted) -> None:
     inbox = write_candidate(vault, "more.md", ADDS_SOURCE)
-    preview = Desk(Context.build(vault, None, user="tester")).preview(str(inbox), NOTE)
+    preview = Desk(build_context(vault, None, user="tester")).preview(str(inbox), NOTE)
     assert "+  - https://obsidian.md/help/data" in preview.diff and inbox.exists()
     assert counted == {"reads": 1, "merges": 1}
 
 
 def test_a_sweeps_patch_merges_once(vault: Path, write_candidate, counted) -> None:
     write_candidate(vault, "more.md", ADDS_SOURCE)
-    result = sweep_mod.run(Context.build(vault, None), vault / "_inbox/agent-a", sweep_mod.Options(use_judge=False))
+    result = sweep_mod.run(build_context(vault, None), vault / "_inbox/agent-a", sweep_mod.Options(use_judge=False))
     assert [a.verdict for a in result.agents[0].actions] == ["patch"]
     assert counted["merges"] == 1

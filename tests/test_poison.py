@@ -22,6 +22,7 @@ from safety_kit import FaultyOS, words
 from test_watch import wait_for, watching
 
 from memory_curator.cli.app import main
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import status, submit, sweep
 from memory_curator.commands.context import Context, QuerierFactory, Seams, fixed_judge, index_querier
 from memory_curator.commands.watch import Notice, Swept
@@ -36,7 +37,7 @@ from memory_curator.index.querier import IndexQuerier
 from memory_curator.store import journal as journal_mod
 from memory_curator.store.writer import Files
 
-from conftest import NOW, OLD, run_installed, snapshot
+from conftest import NOW, OLD, run_installed, snapshot, state_of
 
 AGENT = "_inbox/agent-a"
 
@@ -355,12 +356,11 @@ def test_crash_log_goes_to_the_state_dir(vault, tmp_path, monkeypatch, capsys, h
 
 
 def test_crash_log_without_a_state_dir_goes_to_the_vaults_own_state_folder(vault, monkeypatch, capsys) -> None:
-    from memory_curator.store.state import state_dir
 
     monkeypatch.setattr(sweep, "run", lambda *a, **k: 1 / 0)
     with pytest.raises(SystemExit):
         main(["run", "--vault", str(vault)])
-    assert "ZeroDivisionError" in (state_dir(vault) / "crash.log").read_text(encoding="utf-8")
+    assert "ZeroDivisionError" in (state_of(vault) / "crash.log").read_text(encoding="utf-8")
 
 
 # --- the boundaries themselves: a bug planted in one item's path ----------------------------
@@ -444,7 +444,7 @@ def test_when_even_flagging_fails_the_error_is_in_the_result_and_the_journal(
 
 def judged(vault: Path, state: Path, judge: sweep.Judge, querier: QuerierFactory = index_querier) -> sweep.SweepResult:
     seams = Seams(clock=FixedClock(NOW), judge=fixed_judge(judge), querier=querier)
-    return sweep.run(Context.build(vault, str(state), seams), None, sweep.Options())
+    return sweep.run(build_context(vault, str(state), seams), None, sweep.Options())
 
 
 def insight(slug: str) -> bytes:

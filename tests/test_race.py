@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,8 +20,9 @@ from typing import Any
 import pytest
 from safety_kit import KINDS, add_candidate, assert_conserved, census, new_vault, normalized, populate, temps
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
-from memory_curator.commands.context import Context, Seams
+from memory_curator.commands.context import Seams
 from memory_curator.core.clock import Clock, FixedClock, SystemClock
 from memory_curator.store.state import lock_holder, lock_is_free, sweep_lock
 from memory_curator.store.writer import FILES, Files
@@ -38,7 +40,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str],
     markers = populate(root, [KINDS[i % len(KINDS)] for i in range(BIG)])
     reference = base / "reference"
     shutil.copytree(root, reference)
-    result = sweep.run(Context.build(reference, str(base / "reference-state")), None, sweep.Options(use_judge=False))
+    result = sweep.run(build_context(reference, str(base / "reference-state")), None, sweep.Options(use_judge=False))
     assert result.totals()["processed"] == BIG and not result.errors
     return root, markers, normalized(reference)
 
@@ -55,7 +57,7 @@ def _start(root: Path, state: Path, *extra: str) -> subprocess.Popen[str]:
 
 
 def _sweep(root: Path, state: Path, clock: Clock = SystemClock(), files: Files = FILES) -> sweep.SweepResult:
-    ctx = Context.build(root, str(state), Seams(clock=clock, files=files))
+    ctx = build_context(root, str(state), Seams(clock=clock, files=files))
     return sweep.run(ctx, None, sweep.Options(use_judge=False))
 
 
@@ -66,7 +68,7 @@ def test_a_second_sweep_exits_75_with_one_line(big, tmp_path: Path) -> None:
     root, state = _copy(big, tmp_path)
     state.mkdir()
     before = normalized(root)
-    with sweep_lock(state, SystemClock()):
+    with sweep_lock(state, SystemClock(), os.getpid(), socket.gethostname()):
         proc = _start(root, state)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 75
@@ -102,7 +104,7 @@ def test_wait_blocks_until_the_lock_is_free(big, tmp_path: Path) -> None:
     root, state = _copy(big, tmp_path)
     state.mkdir()
     before = normalized(root)
-    with sweep_lock(state, SystemClock()):
+    with sweep_lock(state, SystemClock(), os.getpid(), socket.gethostname()):
         proc = _start(root, state, "--wait")
         time.sleep(1.5)
         assert proc.poll() is None, "it waits instead of exiting 75"
@@ -282,7 +284,7 @@ def test_a_dry_run_observes_but_records_nothing(tmp_path: Path, clock: FixedCloc
     root = new_vault(tmp_path / "vault")
     path = _aged(add_candidate(root, "promote", "f3"), -3600, clock)
     options = sweep.Options(use_judge=False, dry_run=True)
-    ctx = Context.build(root, str(tmp_path / "state"), clock)
+    ctx = build_context(root, str(tmp_path / "state"), Seams(clock=clock))
     assert f"_inbox/agent-a/{path.name}" in _skipped(sweep.run(ctx, None, options))
     assert not (tmp_path / "state/sightings.json").exists()
 

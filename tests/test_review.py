@@ -323,11 +323,11 @@ def test_settled_merge_keeps_the_loser(how: str, current: str, kept: tuple[str, 
 def test_bulk_is_one_run_and_leaves_what_cannot_take_the_choice(
     vault: Path, invoke, write_candidate, state: Path
 ) -> None:
-    from memory_curator.commands.context import Context
+    from memory_curator.cli.machine import build_context
     from memory_curator.commands.desk import Desk
 
     ada, insight, memo, thin = flag(vault, write_candidate, invoke)
-    desk = Desk(Context.build(vault, None, user="tester"))
+    desk = Desk(build_context(vault, None, user="tester"))
     before_memo = memo.read_bytes()
     ticks: list[int] = []
     result = desk.bulk([str(insight), str(memo)], ("promote", None), lambda: ticks.append(1))

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from safety_kit import normalized, temps
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
-from memory_curator.commands.context import Context
 from memory_curator.commands.desk import locked
 
 from conftest import FIXTURES, age
@@ -72,7 +72,7 @@ def _template(tmp_path: Path) -> tuple[Path, Path]:
     for path in root.rglob("*"):
         if path.is_file():
             age(path)
-    result = sweep.run(Context.build(root, str(state)), None, sweep.Options(use_judge=False))
+    result = sweep.run(build_context(root, str(state)), None, sweep.Options(use_judge=False))
     assert result.totals()["needs_review"] == BULK + 3, result.to_json()
     return root, state
 
@@ -117,7 +117,7 @@ def _kill_after(proc: subprocess.Popen[bytes], state: Path, before: int, plans: 
 
 def _recover(root: Path, state: Path) -> None:
     """What the next command does first: finish (or roll back) what the kill left open."""
-    with locked(Context.build(root, str(state))):
+    with locked(build_context(root, str(state))):
         pass
 
 

@@ -29,9 +29,9 @@ from memory_curator.commands import schedule
 from memory_curator.core.clock import SystemClock
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 from memory_curator.store import runlog
-from memory_curator.store.state import state_dir, state_folder, sweep_lock, vault_id
+from memory_curator.store.state import state_folder, sweep_lock, vault_id
 
-from conftest import FIXTURES, age, snapshot
+from conftest import FIXTURES, age, snapshot, state_of
 
 
 @pytest.fixture
@@ -130,11 +130,11 @@ def test_platform_choice_is_pure_and_forceable() -> None:
 
 def test_the_uncreated_state_folder_is_the_one_sweeps_use(vault: Path, tmp_path: Path) -> None:
     """`show` computes the state folder without creating it; it must be the one sweeps use."""
-    guess = state_folder(vault, None, dict(os.environ)).resolve()
+    guess = state_folder(vault, None, os.environ, here().state_home).resolve()
     assert not guess.exists()
-    assert state_dir(vault) == guess
+    assert state_of(vault) == guess
     explicit = tmp_path / "st"
-    assert state_folder(vault, str(explicit), {}).resolve() == state_dir(vault, explicit)
+    assert state_folder(vault, str(explicit), {}, here().state_home).resolve() == state_of(vault, explicit)
 
 
 def test_systemd_quote_round_trips_odd_paths() -> None:
@@ -170,7 +170,7 @@ def test_launchd_install_reinstall_uninstall(vault: Path, fakes: Fakes, invoke) 
     result = invoke("schedule", "install", "--launchd", "--vault", str(vault))
     assert result.exit_code == 0, result.output
     data = plistlib.loads(path.read_bytes())
-    state = state_dir(vault)
+    state = state_of(vault)
     assert data["Label"] == label
     assert data["ProgramArguments"] == expected_command(vault, state)
     assert data["StartInterval"] == 900
@@ -236,7 +236,7 @@ def test_systemd_install_reinstall_uninstall(vault: Path, fakes: Fakes, invoke) 
     assert result.exit_code == 0, result.output
     svc, tmr = read_ini(service), read_ini(timer)
     assert svc["Service"]["Type"] == "oneshot"
-    assert shlex.split(svc["Service"]["ExecStart"]) == expected_command(vault, state_dir(vault))
+    assert shlex.split(svc["Service"]["ExecStart"]) == expected_command(vault, state_of(vault))
     assert svc["Service"]["SuccessExitStatus"] == "75"
     assert tmr["Timer"]["OnCalendar"] == "*-*-* *:00/30:00"
     assert tmr["Timer"]["Persistent"] == "true"
@@ -268,7 +268,7 @@ def test_systemd_exec_start_survives_spaces_and_percent(tmp_path: Path, fakes: F
     exec_start = read_ini(service)["Service"]["ExecStart"]
     assert "%%" in exec_start, "systemd expands a bare % as a specifier"
     words = [w.replace("%%", "%") for w in shlex.split(exec_start)]
-    assert words == expected_command(root, state_dir(root))
+    assert words == expected_command(root, state_of(root))
 
 
 def test_a_scheduler_failure_is_one_line(vault: Path, fakes: Fakes, capsys, monkeypatch) -> None:
@@ -335,7 +335,7 @@ def test_two_vaults_each_get_their_own_schedule(tmp_path: Path, fakes: Fakes, in
     ]
     two_installed = schedule.installed(vault_id(two), here())
     assert sorted(i.platform for i in two_installed) == ["cron", "launchd", "systemd"]
-    assert {tuple(i.command) for i in two_installed} == {tuple(expected_command(two, state_dir(two)))}
+    assert {tuple(i.command) for i in two_installed} == {tuple(expected_command(two, state_of(two)))}
 
 
 def cron_command(line: str) -> str:
@@ -382,7 +382,7 @@ def test_show_prints_what_install_writes_and_changes_nothing(vault: Path, fakes:
     assert shown.exit_code == 0
     assert (snapshot(home), snapshot(vault)) == before
     assert fakes.calls() == []
-    assert not state_folder(vault, None, dict(os.environ)).exists()
+    assert not state_folder(vault, None, os.environ, here().state_home).exists()
 
     assert invoke("schedule", "install", flag, "--every", "5m", "--vault", str(vault)).exit_code == 0
     written = [p for p in home.rglob("*") if p.is_file() and p.suffix in (".plist", ".service", ".timer")]
@@ -416,7 +416,7 @@ def test_errors_and_a_busy_lock_are_logged_not_printed(vault: Path, invoke, tmp_
     state, log = tmp_path / "state", tmp_path / "state" / "sweeps.log"
     args = ("run", "--vault", str(vault), "--state-dir", str(state), "--json", "--log-file", str(log))
     state.mkdir()
-    with sweep_lock(state, SystemClock()):
+    with sweep_lock(state, SystemClock(), os.getpid(), socket.gethostname()):
         busy = invoke(*args)
     assert busy.exit_code == EXIT_LOCKED and busy.output == ""
     (vault / "_meta/inbox-rules.md").write_text("no rules block here\n")

@@ -328,7 +328,7 @@ def test_a_setting_names_a_folder_or_a_model(tmp_path: Path) -> None:
         with pytest.raises(semantic.SemanticUnavailable, match="not a model name"):
             semantic.model_path(bad, models)
     assert semantic.models_dir({"MEMORY_CURATOR_MODELS": str(tmp_path / "m")}) == tmp_path / "m"
-    assert semantic.models_dir({}).name == "models"
+    assert semantic.models_dir({}, tmp_path / "data") == tmp_path / "data" / "models"
 
 
 def test_doctor_says_where_the_model_is_and_its_size(

@@ -17,7 +17,7 @@ import pytest
 from click.testing import Result
 from semantic_kit import write_model
 
-from memory_curator.cli.machine import here
+from memory_curator.cli.machine import invocation
 from memory_curator.commands import doctor
 from memory_curator.core.candidate import build as build_candidate
 from memory_curator.core.decide import decide
@@ -265,12 +265,12 @@ def test_a_missing_model_is_one_line_and_the_sweep_goes_on_lexically(
         verdicts[name] = sorted(p.name for p in (root / "research").rglob("*.md"))
         if model is not None:
             assert len(said) == 1 and "semantic model not found at" in said[0] and "lexically" in said[0], said
-            findings = doctor.diagnose(str(root), None, here())
+            findings = doctor.diagnose(invocation(vault=str(root))).findings
             (finding,) = [f for f in findings if f.topic == "semantic"]
             assert finding.level == "warn" and str(finding.fix).endswith(f"semantic fetch OWNER/NAME --to {model}")
         else:
             assert said == []
-            assert [f for f in doctor.diagnose(str(root), None, here()) if f.topic == "semantic"] == []
+            assert [f for f in doctor.diagnose(invocation(vault=str(root))).findings if f.topic == "semantic"] == []
     assert verdicts["gone"] == verdicts["off"] == ["supplier-records.md", "weekly-budget.md"]
 
 
@@ -298,7 +298,7 @@ def test_a_missing_extra_is_one_line_too(
     said = [line for line in result.output.splitlines() if "semantic" in line]
     assert len(said) == 1 and "pip install 'memory-curator[semantic]'" in said[0], said
     assert (root / "research/vendors/supplier-records.md").is_file()  # promoted, as with semantic off
-    (finding,) = [f for f in doctor.diagnose(str(root), None, here()) if f.topic == "semantic"]
+    (finding,) = [f for f in doctor.diagnose(invocation(vault=str(root))).findings if f.topic == "semantic"]
     assert finding.level == "warn" and finding.fix == "pip install 'memory-curator[semantic]'"
 
 
@@ -306,7 +306,7 @@ def test_doctor_finds_a_model_beside_the_vault(empty_vault: Path, model_dir: Pat
     root = make_vault(empty_vault, None)
     shutil.copytree(model_dir, root / "models" / "tiny")
     set_semantic(root, "  semantic: {model: ./models/tiny}\n")
-    (finding,) = [f for f in doctor.diagnose(str(root), None, here()) if f.topic == "semantic"]
+    (finding,) = [f for f in doctor.diagnose(invocation(vault=str(root))).findings if f.topic == "semantic"]
     assert finding.level == "ok" and str(root / "models" / "tiny") in finding.message
 
 
@@ -413,7 +413,7 @@ def test_a_named_model_is_looked_for_in_the_contexts_models_folder(
     action = actions[0]
     assert action["reason_code"] == "semantic-neighbour"
     monkeypatch.setenv("MEMORY_CURATOR_MODELS", str(model_dir.parent / "elsewhere"))
-    (finding,) = [f for f in doctor.diagnose(str(root), None, here()) if f.topic == "semantic"]
+    (finding,) = [f for f in doctor.diagnose(invocation(vault=str(root))).findings if f.topic == "semantic"]
     assert finding.level == "warn" and finding.fix == "memory-curator semantic fetch tiny"
 
 

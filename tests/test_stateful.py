@@ -36,6 +36,7 @@ from safety_kit import (
     temps,
 )
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import restore, sweep, undo
 from memory_curator.commands.context import Context, Seams
 from memory_curator.core.errors import CuratorError
@@ -61,7 +62,7 @@ class Vault(RuleBasedStateMachine):
         shutil.rmtree(self.base, ignore_errors=True)
 
     def _ctx(self, os_module: object = os) -> Context:
-        return Context.build(self.root, str(self.state), Seams(files=Files(os_module), user="pat"))
+        return build_context(self.root, str(self.state), Seams(files=Files(os_module), user="pat"))
 
     def _sweep(self, os_module: object = os) -> sweep.SweepResult:
         return sweep.run(self._ctx(os_module), None, sweep.Options(use_judge=False))

@@ -15,8 +15,8 @@ from click.testing import Result
 from fake_schedulers import Fakes, install_fakes
 from loop_kit import CONTRADICTION, INSIGHT, PATCHING, THIN_FACT, UNSOURCED, fail, sweep
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep as sweep_mod
-from memory_curator.commands.context import Context
 from memory_curator.commands.status import per_day
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.compose import has_review_tag
@@ -155,7 +155,7 @@ def test_verdicts_per_day_counts_by_utc_day() -> None:
             {"event": "begin", "time": when, "run": "r", "seq": seq, "verdict": verdict},
             {"event": "end", "run": "r", "seq": seq, "ok": True},
         ]
-    days = per_day(entries(records), now)
+    days = [day.to_json() for day in per_day(entries(records), now)]
     assert days[0]["date"] == "2026-11-17" and len(days) == 14
     assert days[-1] == {"date": "2026-11-30", "promote": 1, "patch": 0, "drop": 1, "needs_review": 0}
     assert days[-2]["drop"] == 1 and sum(d["patch"] for d in days) == 0  # the 16th is outside the two weeks
@@ -213,10 +213,10 @@ def test_long_sweeps_tick_a_progress_bar_short_ones_do_not(vault: Path, write_ca
     for n in range(sweep_mod.PROGRESS_MIN):
         write_candidate(vault, f"c{n:03}.md", UNSOURCED.replace("acme", f"acme-{n}"))
     total = sweep_mod.PROGRESS_MIN + 2  # plus the fixtures' two
-    sweep_mod.run(Context.build(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
+    sweep_mod.run(build_context(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
     assert calls == [total] and len(ticks) == total
     write_candidate(vault, "one-more.md", UNSOURCED)
-    sweep_mod.run(Context.build(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
+    sweep_mod.run(build_context(vault, None), None, sweep_mod.Options(use_judge=False, progress=bar))
     assert calls == [total]
 
 

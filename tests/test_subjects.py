@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
-from memory_curator.commands.context import Context
 from memory_curator.core import subject
 from memory_curator.index import similarity
 from tests.conftest import age, snapshot
@@ -31,7 +31,7 @@ def vault_with(vault: Path, notes: dict[str, str]) -> Path:
 
 
 def check(vault: Path, text: str) -> dict:
-    return check_text(Context.build(vault), text, "_inbox/agent/c.md", agent="agent")
+    return check_text(build_context(vault), text, "_inbox/agent/c.md", agent="agent").to_json()
 
 
 KEPANO = "# kepano\n\nSteph Ango, CEO of Obsidian. Maintains [[Minimal]] and the Obsidian Web Clipper.\n"

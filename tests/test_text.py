@@ -108,11 +108,11 @@ def test_strip_trailing_marks_removes_only_the_curators_lines_at_the_very_end() 
 
 def test_state_folder_explicit_then_environment_then_per_vault(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
-    assert state_folder(vault, tmp_path / "x", env={"MEMORY_CURATOR_STATE": str(tmp_path / "y")}) == tmp_path / "x"
-    assert state_folder(vault, None, env={"MEMORY_CURATOR_STATE": str(tmp_path / "y")}) == tmp_path / "y"
-    assert state_folder(vault, "~/s", env={}) == Path.home() / "s"
-    default = state_folder(vault, None, env={})
-    assert default.parent.name == "vaults" and default.name == vault_id(vault)
+    home = tmp_path / "state-home"
+    assert state_folder(vault, tmp_path / "x", {"MEMORY_CURATOR_STATE": str(tmp_path / "y")}, home) == tmp_path / "x"
+    assert state_folder(vault, None, {"MEMORY_CURATOR_STATE": str(tmp_path / "y")}, home) == tmp_path / "y"
+    assert state_folder(vault, "~/s", {}, home) == Path.home() / "s"
+    assert state_folder(vault, None, {}, home) == home / "vaults" / vault_id(vault)
     assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()  # nothing is created
 
 

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -22,13 +23,15 @@ from pathlib import Path
 
 import pytest
 
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import watch
-from memory_curator.commands.context import Context
 from memory_curator.commands.sweep import OtherHost
 from memory_curator.commands.watch import LOOK_GAP, Look, Notice, Swept, Tracker, Watcher, inbox_rel
 from memory_curator.core.clock import SystemClock
 from memory_curator.store import journal as journal_mod
-from memory_curator.store.state import lock_is_free, state_dir, sweep_lock
+from memory_curator.store.state import lock_is_free, sweep_lock
+
+from conftest import state_of
 
 pytestmark = pytest.mark.slow  # a real watchdog observer, real settle windows: run by .ci/run, not by default
 
@@ -86,7 +89,7 @@ def actions(items: list[object], rel: str | None = None) -> list[tuple[int, str,
 @contextmanager
 def watching(root: Path) -> Iterator[tuple[Watcher, list[object]]]:
     """The watch loop on a thread; stopped (and any error re-raised) at the end."""
-    watcher = Watcher(Context.build(root), use_judge=False)
+    watcher = Watcher(build_context(root), use_judge=False)
     items: list[object] = []
     failures: list[BaseException] = []
 
@@ -366,7 +369,7 @@ def test_the_reconcile_scan_sweeps_what_events_missed(fast_vault: Path, monkeypa
 def test_a_batch_waits_for_a_scheduled_sweep_holding_the_lock(fast_vault: Path) -> None:
     path = fast_vault / AGENT / "acme.md"
     with watching(fast_vault) as (watcher, _):
-        with sweep_lock(watcher.state, SystemClock()):
+        with sweep_lock(watcher.state, SystemClock(), os.getpid(), socket.gethostname()):
             path.write_text(fact("acme"), encoding="utf-8")
             time.sleep(1.5)
             assert path.exists()
@@ -375,8 +378,8 @@ def test_a_batch_waits_for_a_scheduled_sweep_holding_the_lock(fast_vault: Path) 
 
 def test_a_stop_while_waiting_for_the_lock_ends_promptly_and_touches_nothing(fast_vault: Path) -> None:
     path = fast_vault / AGENT / "acme.md"
-    state = state_dir(fast_vault)
-    with sweep_lock(state, SystemClock()):
+    state = state_of(fast_vault)
+    with sweep_lock(state, SystemClock(), os.getpid(), socket.gethostname()):
         with watching(fast_vault) as (watcher, _):
             path.write_text(fact("acme"), encoding="utf-8")
             time.sleep(1.2)
@@ -453,4 +456,4 @@ def test_on_a_machine_that_is_not_the_curator_host_watch_refuses_at_start(fast_v
     text = rules.read_text(encoding="utf-8").replace("settings:\n", "settings:\n  curator_host: not-this-machine\n", 1)
     rules.write_text(text, encoding="utf-8")
     with pytest.raises(OtherHost, match="not the curator host"):
-        Watcher(Context.build(fast_vault))
+        Watcher(build_context(fast_vault))

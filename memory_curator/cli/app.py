@@ -1,52 +1,36 @@
-"""The command line: a thin click layer. Commands return data and `cli.render` prints it.
-One error boundary (`main`) turns domain errors into one line on stderr and an exit code
-(`core.errors`: 1 configuration, 2 usage, 3 internal error, 75 locked, 130 interrupted);
-no tracebacks."""
+"""The command line, as declarations: each command is a module in `commands/` returning a frozen
+result; `vault_command` (cli/command.py) gives it its options and its Context, `cli.render` and
+`cli.render_status` print what it returns, and `cli.boundary.main` ends every error in one line
+and an exit code (1 configuration, 2 usage, 3 internal error, 75 locked, 130 interrupted)."""
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import io
-import os
 import sys
-import traceback
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import BinaryIO, Literal, NoReturn
+from typing import Literal
 
 import click
 
-from memory_curator.cli import machine
+from memory_curator.cli import boundary, command
 from memory_curator.cli import render as report
+from memory_curator.cli import render_status as history
+from memory_curator.cli.command import vault_command
+from memory_curator.cli.machine import machine_of
 from memory_curator.commands import check as checking
-from memory_curator.commands import sweep
-from memory_curator.commands.context import Context, Machine, Seams, known_machine
-from memory_curator.core import names
-from memory_curator.core import rules as rules_mod
-from memory_curator.core.clock import SystemClock
-from memory_curator.core.errors import (
-    EXIT_CONFIG,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_LOCKED,
-    EXIT_OK,
-    EXIT_USAGE,
-    CuratorError,
-    OtherHost,
-    RulesError,
-)
+from memory_curator.commands import index, query, semantic, status, submit, sweep
+from memory_curator.commands import init as initialising
+from memory_curator.commands import log as decision_log
+from memory_curator.commands import restore as restoring
+from memory_curator.commands import review as reviewing
+from memory_curator.commands import rules as rules_checker
+from memory_curator.commands import undo as undoing
+from memory_curator.commands.context import Context, Invocation, Seams
+from memory_curator.commands.desk import Desk
+from memory_curator.core.errors import EXIT_CONFIG, EXIT_INTERRUPTED, EXIT_LOCKED, CuratorError, OtherHost
+from memory_curator.core.names import printable
 from memory_curator.core.result import SweepResult
-from memory_curator.store import paths as vault_mod
-from memory_curator.store import rules_file, runlog
-
-VAULT_OPTION = click.option("--vault", "vault", type=click.Path(file_okay=False), help="The vault folder.")
-STATE_OPTION = click.option(
-    "--state-dir",
-    "state_dir",
-    type=click.Path(file_okay=False),
-    help="This vault's state folder (index, journal, lock, logs).",
-)
+from memory_curator.store import runlog
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,30 +38,30 @@ STATE_OPTION = click.option(
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """Keep an Obsidian-style vault clean while AI agents write into it."""
-    if not isinstance(ctx.obj, Seams):  # what every command takes from the world; tests pass their own
-        ctx.obj = Seams() if ctx.obj is None else Seams(clock=ctx.obj)  # a bare clock: the rest real
-        if sys.stderr.isatty():  # a long index build shows a bar there; stdout stays clean for --json
-            ctx.obj = dataclasses.replace(ctx.obj, progress=report.index_progress)
-    if ctx.obj.machine is None:  # what a command may know of this machine, read once
-        ctx.obj = dataclasses.replace(ctx.obj, machine=machine.here())
+    ctx.obj = command.seams_of(ctx.obj)
 
 
-@cli.command()
+@cli.command(epilog=command.example_epilog("init ~/notes"))
 @click.argument("folder", required=False, type=click.Path(file_okay=False))
 @click.option("--vault", "vault", type=click.Path(file_okay=False), help="The vault folder (the same as FOLDER).")
 def init(folder: str | None, vault: str | None) -> None:
     """Make FOLDER (default: here) a vault: _meta/inbox-rules.md (never overwritten) and _inbox/."""
-    from memory_curator.commands.init import init_vault
-
     if folder is not None and vault is not None:
         raise click.UsageError("give the folder once: FOLDER or --vault FOLDER")
-    report.initialised(init_vault(Path(folder or vault or ".")))
+    report.initialised(initialising.init_vault(Path(folder or vault or ".")))
 
 
-@cli.command()
+@vault_command(
+    cli,
+    "run",
+    example="run --vault ~/notes --settle 0",
+    json=True,
+    json_at=1,
+    start=command.around("path"),
+    context=False,
+)
 @click.argument("path", required=False, type=click.Path())
 @click.option("--dry-run", is_flag=True, help="Show the plan (with a diff for every patch); change nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
 @click.option("--wait", is_flag=True, help=f"Wait for another sweep to finish instead of exiting {EXIT_LOCKED}.")
 @click.option(
@@ -92,342 +76,172 @@ def init(folder: str | None, vault: str | None) -> None:
     "judge_set",
     multiple=True,
     metavar="NAME=VALUE",
-    callback=lambda _ctx, _param, values: _pairs(values),
-    help="A judge setting for this run (model, effort, max_tokens, timeout_seconds, deadline_seconds, max_retries, "
-    "chunk_size, neighbours, enabled); beats MEMORY_CURATOR_JUDGE_<NAME> and the rules file. Repeatable.",
+    callback=command.judge_pairs,
+    help=command.JUDGE_SET_HELP,
 )
 @click.option(
     "--log-file",
     type=click.Path(dir_okay=False),
     help="Append the outcome as one JSON line to this size-capped log instead of printing (scheduled sweeps).",
 )
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
 def run(
-    seams: Seams,
+    asked: Invocation,
     path: str | None,
     dry_run: bool,
-    as_json: bool,
     no_judge: bool,
     wait: bool,
     settle: float | None,
     judge_set: tuple[tuple[str, str], ...],
-    vault: str | None,
-    state_dir: str | None,
     log_file: str | None,
+    as_json: bool,
 ) -> None:
     """Sweep one agent folder (PATH) or the whole _inbox/."""
     options = sweep.Options(dry_run=dry_run, use_judge=not no_judge, wait=wait, judge_settings=judge_set, settle=settle)
     if not as_json and not log_file and sys.stdout.isatty():  # a bar only on a terminal
         options = dataclasses.replace(options, progress=report.progress)
+
+    def swept() -> SweepResult:  # the vault too is looked for here: with --log-file, a missing one is logged
+        ctx = asked.context()
+        return sweep.run(ctx, command.run_scope(ctx.root, path), options)
+
     if log_file:  # a scheduled sweep: the outcome (or why there was none) goes to the log, not stdout
-        code = runlog.record_run(
-            Path(log_file), lambda: _sweep_now(seams, path, vault, state_dir, options), clock=seams.clock
-        )
-        raise click.exceptions.Exit(code)
+        raise click.exceptions.Exit(runlog.record_run(Path(log_file), swept, clock=asked.seams.clock))
     try:
-        result = _sweep_now(seams, path, vault, state_dir, options)
+        result = swept()
     except OtherHost as exc:  # exit 0 and one line saying why; JSON keeps the usual keys
         report.idle(str(exc), as_json)
         return
     report.sweep(result, as_json)
 
 
-def _pairs(values: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    pairs = []
-    for value in values:
-        name, sep, setting = value.partition("=")
-        if not sep or not name.strip():
-            raise click.BadParameter(f"{value!r}: expected NAME=VALUE")
-        pairs.append((name.strip(), setting))
-    if pairs:  # known names and usable values, checked against the defaults: a bad one is a usage error
-        from memory_curator.judge import client
-
-        try:
-            client.resolve_settings(rules_mod.JudgeSettings(), pairs, env={})
-        except CuratorError as exc:
-            raise click.BadParameter(str(exc).removeprefix("--judge-set ")) from None
-    return tuple(pairs)
-
-
-def _checked(check: Callable[[str], object]) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
-    """A click callback: `check(value)` raising CuratorError (the domain's own wording) makes the
-    value a usage error (exit 2), reported before the command touches anything."""
-
-    def callback(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-        if value is None:
-            return None
-        try:
-            check(value)
-        except CuratorError as exc:
-            flag = next(iter(getattr(param, "opts", [])), "")
-            raise click.BadParameter(str(exc).removeprefix(f"{flag} ")) from None
-        return value
-
-    return callback
-
-
-def _since_check(text: str) -> None:
-    from memory_curator.commands import log as decision_log
-
-    decision_log.parse_since(text, SystemClock().now())
-
-
-def _agent_check(text: str) -> None:
-    from memory_curator.commands import submit as submit_mod
-
-    submit_mod.agent_name(text)
-
-
-def _every_check(text: str) -> None:
-    from memory_curator.commands import schedule
-
-    schedule.parse_every(text)
-
-
-def _day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """--date: a calendar day, given as YYYY-MM-DD (normalised, so the index's `day` matches)."""
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value.strip()).isoformat()
-    except ValueError:
-        raise click.BadParameter(f"{value!r}: use a date like 2026-11-01") from None
-
-
-def _env(seams: Seams) -> Mapping[str, str]:
-    """The environment the command sees: the process's, or the one a test passes."""
-    return os.environ if seams.env is None else seams.env
-
-
-def _agent(seams: Seams) -> str | None:
-    return _env(seams).get("MEMORY_CURATOR_AGENT")
-
-
-def _sweep_now(
-    seams: Seams, path: str | None, vault: str | None, state_dir: str | None, options: sweep.Options
-) -> SweepResult:
-    root = vault_mod.find_root(Path(path) if path else None, vault)
-    return sweep.run(Context.build(root, state_dir, seams), _scope(root, path), options)
-
-
-def _scope(root: Path, path: str | None) -> Path | None:
-    if path is None:
-        return None
-    candidate = Path(path)
-    if not candidate.is_absolute() and not candidate.exists() and (root / candidate).exists():
-        candidate = root / candidate
-    if not candidate.exists():
-        raise CuratorError(f"{path}: no such folder")
-    return candidate
-
-
-@cli.command()
+@vault_command(
+    cli,
+    "check",
+    example="check _inbox/bot/note.md --explain",
+    json="Print the verdict as JSON.",
+    json_at=0,
+    state=False,
+    start=command.existing_file,
+)
 @click.argument("file", type=click.Path(allow_dash=True))
-@click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
 @click.option("--explain", is_flag=True, help="Show every drop rule and criterion evaluation.")
-@VAULT_OPTION
-@click.pass_obj
-def check(seams: Seams, file: str, as_json: bool, explain: bool, vault: str | None) -> None:
+def check(ctx: Context, file: str, explain: bool, as_json: bool) -> None:
     """The verdict one candidate would get (FILE, or - for a note or JSON payload on stdin).
 
     Changes nothing.
     """
     if file == "-":
-        ctx = Context.build(vault_mod.find_root(None, vault), None, seams)
-        text = checking.read_limited(_stdin(), "<stdin>", ctx.rules.settings.max_candidate_bytes)
-        data = checking.check_text(ctx, text, "<stdin>", explain)
+        text, origin = checking.read_candidate(file, command.stdin(), ctx.rules.settings.max_candidate_bytes)
+        report.check(checking.check_text(ctx, text, origin, explain), as_json)
     else:
-        target = Path(file)
-        if not target.is_file():
-            raise CuratorError(f"{file}: no such file", file=file)
-        root = vault_mod.find_root(target.parent, vault)
-        data = checking.check_file(Context.build(root, None, seams), target, explain)
-    report.check(data, as_json)
+        report.check(checking.check_file(ctx, Path(file), explain), as_json)
 
 
-@cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per swept batch on stdout.")
+@vault_command(
+    cli,
+    "watch",
+    example="watch --vault ~/notes",
+    json="Print one JSON object per swept batch on stdout.",
+    json_at=0,
+)
 @click.option("--no-judge", is_flag=True, help="Do not ask the model; undecided stays needs_review.")
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def watch(seams: Seams, as_json: bool, no_judge: bool, vault: str | None, state_dir: str | None) -> None:
+def watch(ctx: Context, no_judge: bool, as_json: bool) -> None:
     """Sweep candidates as they settle, until SIGINT or SIGTERM.
 
     Sweeps the backlog first; logs one line per action on stderr.
     """
-    from memory_curator.commands import watch as watching  # watchdog's import is paid by this command only
+    from memory_curator.commands import watch as watching  # start-up: watchdog's import is paid by `watch` only
 
-    root = vault_mod.find_root(None, vault)
-    watcher = watching.Watcher(Context.build(root, state_dir, seams), use_judge=not no_judge)
+    watcher = watching.Watcher(ctx, use_judge=not no_judge)
     with watching.stop_on_signals(watcher):
         for item in watcher.run():
-            report.watch(item, as_json, seams.clock.now())
+            report.watch(item, as_json, ctx.clock.now())
 
 
-@cli.group(name="rules")
+@cli.group(name="rules", epilog=command.example_epilog("rules check --vault ~/notes"))
 def rules_group() -> None:
     """The rules file (_meta/inbox-rules.md)."""
 
 
-@rules_group.command(name="check")
+@vault_command(rules_group, "check", example="rules check --vault ~/notes", state=False, context=False)
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
-@VAULT_OPTION
-def rules_check(file: str | None, vault: str | None) -> None:
+def rules_check_command(asked: Invocation, file: str | None) -> None:
     """Validate a rules file (default: the vault's), with line numbers."""
-    if file is None:
-        root = vault_mod.find_root(None, vault)
-        found = rules_file.vault_rules_file(root)  # a broken symlink or a FIFO is named by `load`, not "no file"
-        if found is None:
-            missing = root / names.RULES_PATH
-            raise CuratorError(f"{missing}: no rules file (run `memory-curator init`)", file=missing)
-        path = found
-    else:
-        path = Path(file)
-    try:
-        rules = rules_file.load(path)
-    except RulesError as exc:
-        if len(exc.problems) == 1:
-            raise
-        report.rules_problems(exc.problems)  # every problem of the one pass, one line each
-        raise click.exceptions.Exit(exc.exit_code) from None
-    report.rules_summary(rules)
+    result = rules_checker.check(Path(file) if file is not None else rules_checker.vault_rules(asked.root()))
+    report.rules_check(result)
+    if result.rules is None:
+        raise click.exceptions.Exit(result.exit_code)
 
 
-def _scheduler_flags(func: Callable[..., None]) -> Callable[..., None]:
-    flags = [
-        click.option("--launchd", "platform", flag_value="launchd", help="launchd (default on macOS)."),
-        click.option("--systemd", "platform", flag_value="systemd", help="systemd user timer (default if reachable)."),
-        click.option("--cron", "platform", flag_value="cron", help="cron (default elsewhere, if installed)."),
-    ]
-    for flag in reversed(flags):
-        func = flag(func)
-    return func
-
-
-def _job_options(func: Callable[..., None]) -> Callable[..., None]:
-    options: list[Callable[[Callable[..., None]], Callable[..., None]]] = [
-        click.option(
-            "--every",
-            default="15m",
-            show_default=True,
-            callback=_checked(_every_check),
-            help="How often (e.g. 5m, 30m, 2h, 1d).",
-        ),
-        click.option("--on-change", is_flag=True, help="launchd: also sweep when the inbox changes (WatchPaths)."),
-        _scheduler_flags,
-        VAULT_OPTION,
-        STATE_OPTION,
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def _machine() -> Machine:
-    """The machine the group read into the click obj (`Seams.machine`), for the schedule commands."""
-    return known_machine(click.get_current_context().obj.machine)
-
-
-@cli.group(name="schedule")
+@cli.group(name="schedule", epilog=command.example_epilog("schedule install --vault ~/notes --every 15m"))
 def schedule_group() -> None:
     """Scheduled sweeps of one vault: launchd, a systemd user timer, or cron (the first that works here)."""
 
 
-@schedule_group.command(name="install")
-@_job_options
-def schedule_install(
-    every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None
-) -> None:
+@vault_command(schedule_group, "install", example="schedule install --vault ~/notes --every 15m", context=False)
+@command.job_options
+def schedule_install(asked: Invocation, every: str, on_change: bool, platform: str | None) -> None:
     """Install (or replace) this vault's scheduled sweep."""
-    from memory_curator.commands import schedule
+    from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
 
-    root = vault_mod.find_root(None, vault)
-    plan = schedule.plan_install(_machine(), root, state_dir, every, platform, on_change)
-    report.schedule_applied([schedule.install(plan)])
+    plan = schedule.plan_install(asked.machine, asked.root(), asked.state, every, platform, on_change)
+    history.schedule_applied([schedule.install(plan)])
 
 
-@schedule_group.command(name="show")
-@_job_options
-def schedule_show(every: str, on_change: bool, platform: str | None, vault: str | None, state_dir: str | None) -> None:
+@vault_command(schedule_group, "show", example="schedule show --vault ~/notes --every 1h", context=False)
+@command.job_options
+def schedule_show(asked: Invocation, every: str, on_change: bool, platform: str | None) -> None:
     """Print exactly what `install` would write and run; change nothing."""
-    from memory_curator.commands import schedule
+    from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
 
-    root = vault_mod.find_root(None, vault)
-    report.schedule_plan(schedule.plan_install(_machine(), root, state_dir, every, platform, on_change))
+    history.schedule_plan(schedule.plan_install(asked.machine, asked.root(), asked.state, every, platform, on_change))
 
 
-@schedule_group.command(name="status")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@VAULT_OPTION
-@STATE_OPTION
-def schedule_status(as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@vault_command(schedule_group, "status", example="schedule status --vault ~/notes", json=True, context=False)
+def schedule_status(asked: Invocation, as_json: bool) -> None:
     """Ask the scheduler itself whether this vault's sweep is loaded, and when it last ran."""
-    from memory_curator.commands import schedule
+    from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
 
-    report.schedule_status(schedule.status(_machine(), vault_mod.find_root(None, vault), state_dir), as_json)
+    history.schedule_status(schedule.status(asked.machine, asked.root(), asked.state), as_json)
 
 
-@schedule_group.command(name="uninstall")
-@_scheduler_flags
-@VAULT_OPTION
-def schedule_uninstall(platform: str | None, vault: str | None) -> None:
+@vault_command(schedule_group, "uninstall", example="schedule uninstall --vault ~/notes", state=False, context=False)
+@command.schedulers
+def schedule_uninstall(asked: Invocation, platform: str | None) -> None:
     """Remove this vault's scheduled sweep (from every scheduler, or the one named)."""
-    from memory_curator.commands import schedule
+    from memory_curator.commands import schedule  # start-up: the schedulers' module, for `schedule` only
 
-    if vault and not Path(vault).expanduser().exists():  # a deleted vault's job can still be removed
-        root = Path(vault).expanduser().absolute()
-    else:
-        root = vault_mod.find_root(None, vault)
-    done = [schedule.uninstall(plan) for plan in schedule.plan_uninstall(_machine(), root, platform)]
-    report.schedule_applied(done, f"no scheduled sweep of {root} found")
+    vault = Path(asked.vault).expanduser() if asked.vault else None
+    gone = vault is not None and not vault.exists()  # a deleted vault's job can still be removed
+    root = vault.absolute() if vault is not None and gone else asked.root()
+    done = [schedule.uninstall(plan) for plan in schedule.plan_uninstall(asked.machine, root, platform)]
+    history.schedule_applied(done, f"no scheduled sweep of {root} found")
 
 
-@cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def doctor(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@vault_command(cli, "doctor", example="doctor --vault ~/notes", json="Print the findings as JSON.", context=False)
+def doctor(asked: Invocation, as_json: bool) -> None:
     """Check the vault, rules, state, lock, schedule and judge key; exit 1 on any problem."""
-    from memory_curator.commands import doctor as doctor_mod
+    from memory_curator.commands import doctor as diagnosing  # start-up: it loads the schedulers' module
 
-    here = known_machine(seams.machine)
-    here = dataclasses.replace(here, env=dict(_env(seams)), host=seams.host or here.host)
-    findings = doctor_mod.diagnose(vault, state_dir, here, seams.clock)
-    report.doctor(findings, as_json)
-    if doctor_mod.failed(findings):
+    diagnosis = diagnosing.diagnose(asked)
+    report.doctor(diagnosis, as_json)
+    if diagnosis.failed:
         raise click.exceptions.Exit(EXIT_CONFIG)
 
 
 # --- the human and agent loop (docs/review.md, docs/agents.md) --------------------------------
 
-BY_OPTION = click.option("--by", "by", metavar="NAME", help="Who decides (default: $MEMORY_CURATOR_USER or login).")
-WAIT_OPTION = click.option("--wait", is_flag=True, help=f"Wait for a running sweep instead of exiting {EXIT_LOCKED}.")
-JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 
-
-@cli.command()
+@vault_command(cli, "review", example="review _inbox/bot", by=True, start=command.around("path"))
 @click.argument("path", required=False, type=click.Path())
 @click.option("--agent", "agents", multiple=True, metavar="AGENT", help="Only this agent's items (repeatable).")
 @click.option(
-    "--reason", metavar="CODE", help="Only items flagged for this reason code, e.g. near-duplicate (docs/review.md)."
+    "--reason",
+    metavar="CODE",
+    callback=command.check_reason,
+    help="Only items flagged for this reason code, e.g. near-duplicate (docs/review.md).",
 )
-@BY_OPTION
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def review(
-    seams: Seams,
-    path: str | None,
-    agents: tuple[str, ...],
-    reason: str | None,
-    by: str | None,
-    vault: str | None,
-    state_dir: str | None,
-) -> None:
+def review(ctx: Context, path: str | None, agents: tuple[str, ...], reason: str | None) -> None:
     """Walk the items waiting for a person, oldest first (PATH: one agent folder or one file).
 
     One key each, no Enter: p promote, o promote as another surface, m merge (patch) into a
@@ -436,28 +250,23 @@ def review(
     others like it (one run: `undo RUN` takes all back). Each choice is applied and journalled
     at once; q or end of input exits 0, Ctrl-C 130.
     """
-    from memory_curator.cli import keys as keys_mod
+    from memory_curator.cli import keys  # start-up: the terminal's screen and keys, for `review` only
     from memory_curator.cli import review as review_ui
-    from memory_curator.commands import review as review_mod
-    from memory_curator.commands.desk import Desk
-    from memory_curator.core.reasons import CODES
 
-    if reason is not None and reason not in CODES:
-        raise click.BadParameter(f"{reason!r} is not a reason code (one of: {', '.join(CODES)})", param_hint="--reason")
-    root = vault_mod.find_root(Path(path) if path else None, vault)
-    scoped, only = review_mod.scope(root, path)
-    chosen = set(agents) if agents else None
-    if chosen is not None and scoped is not None:
-        chosen &= scoped
-    wanted = chosen if chosen is not None else scoped
-    desk = Desk(Context.build(root, state_dir, seams, by))
-    tally = review_ui.review(desk, report.make_console(highlight=False), keys_mod.for_stdin(), wanted, only, reason)
+    wanted, only = reviewing.wanted(ctx.root, path, agents)
+    tally = review_ui.review(Desk(ctx), report.make_console(highlight=False), keys.for_stdin(), wanted, only, reason)
     report.review_tally(tally)
     if tally.interrupted:  # Ctrl-C: the counts are said, what was decided stays decided
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
 
 
-@cli.command()
+@command.person_command(
+    cli,
+    "resolve",
+    example="resolve _inbox/bot/note.md --drop 'already in facts/acme/hq.md'",
+    start=command.beside("file"),
+    usage=command.one_decision,
+)
 @click.argument("file", type=click.Path())
 @click.option("--promote", is_flag=True, help="Promote to the computed target.")
 @click.option("--surface", metavar="SURFACE", help="Promote as this surface (implies --promote).")
@@ -469,14 +278,8 @@ def review(
     help="With --patch, a contradiction: the new value current (old to history), the old kept, or both kept.",
 )
 @click.option("--yes", is_flag=True, help="Patch into a note of your own without showing the diff and asking.")
-@BY_OPTION
-@WAIT_OPTION
-@JSON_OPTION
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
 def resolve(
-    seams: Seams,
+    ctx: Context,
     file: str,
     promote: bool,
     surface: str | None,
@@ -484,189 +287,100 @@ def resolve(
     drop_reason: str | None,
     settle: Literal["new", "old", "both"] | None,
     yes: bool,
-    by: str | None,
     wait: bool,
     as_json: bool,
-    vault: str | None,
-    state_dir: str | None,
 ) -> None:
     """Decide one inbox item without the interactive queue (for scripts and agents).
 
     A patch into a note of your own (not the curator's) shows its diff and asks on a
     terminal; without one it is refused unless --yes."""
-    from memory_curator.cli import review as review_ui
-    from memory_curator.commands import review as review_mod
-    from memory_curator.commands.desk import Desk
+    from memory_curator.cli import review as review_ui  # start-up: the terminal's prompt, for `resolve` only
 
-    chosen = [promote or surface is not None, patch_into is not None, drop_reason is not None]
-    if sum(chosen) != 1:
-        raise click.UsageError("give exactly one of --promote/--surface, --patch NOTE, --drop REASON")
-    if settle is not None and patch_into is None:
-        raise click.UsageError("--settle goes with --patch NOTE")
-    root = vault_mod.find_root(Path(file).parent, vault)
-    desk = Desk(Context.build(root, state_dir, seams, by), wait)
-    if patch_into is not None:
-        confirm = review_ui.asker() if review_ui.on_terminal() else None
-        done = review_mod.patch_confirmed(desk, file, patch_into, confirm, yes, settle)
-    elif drop_reason is not None:
-        done = desk.drop(file, drop_reason)
-    else:
-        done = desk.promote(file, surface)
+    confirm = review_ui.asker() if patch_into is not None and review_ui.on_terminal() else None
+    done = reviewing.resolve(Desk(ctx, wait), file, surface, patch_into, drop_reason, confirm, yes, settle)
     report.person_action(done, as_json)
 
 
-@cli.command()
+@command.person_command(
+    cli,
+    "restore",
+    example="restore _inbox/.dropped/bot/2026-11-30T12-00-00-note.md",
+    start=command.beside("dropped_file"),
+)
 @click.argument("dropped_file", type=click.Path())
-@BY_OPTION
-@WAIT_OPTION
-@JSON_OPTION
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def restore(
-    seams: Seams,
-    dropped_file: str,
-    by: str | None,
-    wait: bool,
-    as_json: bool,
-    vault: str | None,
-    state_dir: str | None,
-) -> None:
+def restore(ctx: Context, dropped_file: str, wait: bool, as_json: bool) -> None:
     """Move a dropped item back to _inbox/<agent>/, tagged needs-review, without its audit line."""
-    from memory_curator.commands import restore as restore_mod
-
-    root = vault_mod.find_root(Path(dropped_file).parent, vault)
-    report.restored(restore_mod.restore(Context.build(root, state_dir, seams, by), dropped_file, wait), as_json)
+    report.restored(restoring.restore(ctx, dropped_file, wait), as_json)
 
 
-@cli.command()
+@command.person_command(cli, "undo", example="undo --last", usage=command.run_or_last)
 @click.argument("run_id", required=False)
 @click.option("--last", is_flag=True, help="Undo the latest run that was not undone yet.")
-@BY_OPTION
-@WAIT_OPTION
-@JSON_OPTION
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def undo(
-    seams: Seams,
-    run_id: str | None,
-    last: bool,
-    by: str | None,
-    wait: bool,
-    as_json: bool,
-    vault: str | None,
-    state_dir: str | None,
-) -> None:
+def undo(ctx: Context, run_id: str | None, last: bool, wait: bool, as_json: bool) -> None:
     """Revert one run (a sweep or a person's action) where the vault still holds what it wrote."""
-    from memory_curator.commands import undo as undo_mod
-
-    if (run_id is None) == (not last):
-        raise click.UsageError("give a RUN_ID (see `memory-curator log`) or --last")
-    root = vault_mod.find_root(None, vault)
-    report.undone(undo_mod.undo(Context.build(root, state_dir, seams, by), run_id, wait), as_json)
+    report.undone(undoing.undo(ctx, run_id, wait), as_json)
 
 
-@cli.command()
+@vault_command(cli, "submit", example="submit --agent bot --check note.md", json=True, state=False)
 @click.argument("file", type=click.Path(allow_dash=True))
 @click.option(
     "--agent",
     metavar="ID",
-    callback=_checked(_agent_check),
+    callback=command.checked(command.check_agent),
     help="The agent folder (default: $MEMORY_CURATOR_AGENT, else _inbox/).",
 )
 @click.option("--check", "with_check", is_flag=True, help="Add the verdict a sweep would give.")
-@JSON_OPTION
-@VAULT_OPTION
-@click.pass_obj
-def submit(seams: Seams, file: str, agent: str | None, with_check: bool, as_json: bool, vault: str | None) -> None:
+def submit_command(ctx: Context, file: str, agent: str | None, with_check: bool, as_json: bool) -> None:
     """Validate a candidate (a note, or a JSON payload; - for stdin) and write it atomically
     into _inbox/<agent>/ under a unique name."""
-    from memory_curator.commands import submit as submit_mod
-
-    ctx = Context.build(vault_mod.find_root(None, vault), None, seams)
-    limit = ctx.rules.settings.max_candidate_bytes
-    if file == "-":
-        text, origin = checking.read_limited(_stdin(), "<stdin>", limit), "<stdin>"
-    else:
-        source = Path(file)
-        if not source.is_file():
-            raise CuratorError(f"{file}: no such file", file=file)
-        with source.open("rb") as stream:
-            text = checking.read_limited(stream, file, limit)
-        origin = file
-    report.submitted(submit_mod.submit(ctx, text, origin, agent or _agent(seams), with_check), as_json)
+    text, origin = checking.read_candidate(file, command.stdin(), ctx.rules.settings.max_candidate_bytes)
+    agent = agent or ctx.env.get("MEMORY_CURATOR_AGENT")
+    report.submitted(submit.submit(ctx, text, origin, agent, with_check), as_json)
 
 
-def _stdin() -> BinaryIO:
-    """Standard input as bytes (a test's or a wrapper's text stream is encoded as it is read)."""
-    binary = getattr(sys.stdin, "buffer", None)
-    return binary if binary is not None else io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))
-
-
-@cli.command()
-@JSON_OPTION
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def status(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@vault_command(cli, "status", example="status --vault ~/notes", json=True)
+def status_command(ctx: Context, as_json: bool) -> None:
     """The inbox backlog, the review queue, recent drops and sweeps, the index and the schedule."""
-    from memory_curator.commands import status as status_mod
-
-    root = vault_mod.find_root(None, vault)
-    report.status(status_mod.gather(Context.build(root, state_dir, seams)), as_json)
+    history.status(status.gather(ctx), as_json)
 
 
-@cli.command()
+@vault_command(cli, "mcp", example=None)
 @click.option(
     "--agent",
     metavar="ID",
-    callback=_checked(_agent_check),
+    callback=command.checked(command.check_agent),
     help="Write every candidate as this agent (calls naming another are refused).",
 )
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def mcp(seams: Seams, agent: str | None, vault: str | None, state_dir: str | None) -> None:
+def mcp(ctx: Context, agent: str | None) -> None:
     """Serve this vault to agents over MCP (stdio): submit, check, search, read, status.
 
     Example, for Claude Code: claude mcp add curator -- memory-curator mcp --vault ~/notes --agent claude
     """
     try:
-        from memory_curator.cli import mcp as mcp_server
+        from memory_curator.cli import mcp as mcp_server  # start-up, and an extra: the MCP SDK, for `mcp` only
     except ImportError as exc:
         raise CuratorError(f"the mcp command needs the MCP SDK ({exc}): pip install 'memory-curator[mcp]'") from None
-    root = vault_mod.find_root(None, vault)  # a folder that is not a vault is refused there
-    mcp_server.serve(Context.build(root, state_dir, seams), agent)
+    mcp_server.serve(ctx, agent)
 
 
-@cli.command(name="log")
+@vault_command(cli, "log", example="log --since 7d", json=True)
 @click.option(
     "--since",
     metavar="WHEN",
-    callback=_checked(_since_check),
+    callback=command.checked(command.check_since),
     help="Only actions since then: 30m, 12h, 7d, 2w or a date.",
 )
 @click.option("--file", "file", metavar="PATH", help="One note's history (vault path), e.g. facts/x/y.md.")
-@JSON_OPTION
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def log_command(
-    seams: Seams, since: str | None, file: str | None, as_json: bool, vault: str | None, state_dir: str | None
-) -> None:
+def log_command(ctx: Context, since: str | None, file: str | None, as_json: bool) -> None:
     """The decision log: which candidate, which verdict, why, and where it went."""
-    from memory_curator.commands import log as decision_log
-
-    root = vault_mod.find_root(None, vault)
-    report.decision_log(decision_log.read(Context.build(root, state_dir, seams), since, file), as_json)
+    history.decision_log(decision_log.read(ctx, since, file), as_json)
 
 
-@cli.command()
+@vault_command(cli, "query", example="query acme headquarters", json=True, usage=command.one_question)
 @click.argument("entity_predicate", nargs=-1, metavar="[ENTITY PREDICATE]")
 @click.option("--slug", metavar="S", help="Notes whose title, alias, slug or file name is S (case, accents folded).")
 @click.option("--text", metavar="TEXT", help="The notes closest to TEXT (BM25), scored 0 to 1.")
-@click.option("--date", "day", metavar="YYYY-MM-DD", callback=_day, help="Event notes on this day.")
+@click.option("--date", "day", metavar="YYYY-MM-DD", callback=command.parse_day, help="Event notes on this day.")
 @click.option(
     "--similar",
     metavar="FILE|TEXT",
@@ -675,12 +389,8 @@ def log_command(
 @click.option(
     "--limit", default=5, show_default=True, type=click.IntRange(min=1), help="How many --text/--similar neighbours."
 )
-@JSON_OPTION
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def query(
-    seams: Seams,
+def query_command(
+    ctx: Context,
     entity_predicate: tuple[str, ...],
     slug: str | None,
     text: str | None,
@@ -688,68 +398,35 @@ def query(
     similar: str | None,
     limit: int,
     as_json: bool,
-    vault: str | None,
-    state_dir: str | None,
 ) -> None:
     """Ask the vault's index: the note for ENTITY PREDICATE, a --slug, a --date, --text or --similar neighbours."""
-    from memory_curator.index import querier as index
-
-    asked = [bool(entity_predicate), slug is not None, text is not None, day is not None, similar is not None]
-    if sum(asked) != 1 or len(entity_predicate) not in (0, 2):
-        raise click.UsageError(
-            "ask one thing: ENTITY PREDICATE, --slug S, --text TEXT, --similar FILE|TEXT or --date YYYY-MM-DD"
-        )
-    querier = index.open_querier(*_index_context(vault, state_dir), seams.clock, _env(seams))
-    if similar is not None:
-        report.similar(index.similar_both(querier, similar, limit), as_json)
-        return
     key = (entity_predicate[0], entity_predicate[1]) if entity_predicate else None
-    report.query(index.ask(querier, key=key, slug=slug, text=text, day=day, limit=limit), as_json)
+    report.query(query.ask(ctx, query.Question(key, slug, text, day, similar, limit), Path.cwd()), as_json)
 
 
-def _index_context(vault: str | None, state_dir: str | None) -> tuple[Path, rules_mod.Rules, Path]:
-    """The vault, its rules and its state folder: what every index command opens."""
-    from memory_curator.store.state import state_dir as state_folder
-
-    root = vault_mod.find_root(None, vault)
-    return root, rules_file.load_for_vault(root), state_folder(root, state_dir)
-
-
-@cli.group(name="index")
+@cli.group(name="index", epilog=command.example_epilog("index rebuild --vault ~/notes"))
 def index_group() -> None:
     """The vault's index (a disposable SQLite file in the state directory)."""
 
 
-@index_group.command(name="rebuild")
-@JSON_OPTION
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def index_rebuild(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@vault_command(index_group, "rebuild", example="index rebuild --vault ~/notes", json=True)
+def index_rebuild(ctx: Context, as_json: bool) -> None:
     """Build the index from scratch (sweeps refresh it by themselves)."""
-    from memory_curator.index import store as index
-
-    report.index_rebuilt(index.Index(*_index_context(vault, state_dir), seams.clock, seams.files).rebuild(), as_json)
+    report.index_rebuilt(index.rebuild(ctx), as_json)
 
 
-@index_group.command(name="stats")
-@JSON_OPTION
-@VAULT_OPTION
-@STATE_OPTION
-@click.pass_obj
-def index_stats(seams: Seams, as_json: bool, vault: str | None, state_dir: str | None) -> None:
+@vault_command(index_group, "stats", example="index stats --json", json=True)
+def index_stats(ctx: Context, as_json: bool) -> None:
     """Where the index lives, its size, freshness and the notes it could only read by body (no refresh)."""
-    from memory_curator.index import store as index
-
-    report.index_stats(index.current_stats(*_index_context(vault, state_dir), seams.clock), as_json)
+    report.index_stats(index.stats(ctx), as_json)
 
 
-@cli.group(name="semantic")
+@cli.group(name="semantic", epilog=command.example_epilog("semantic fetch minishlab/potion-base-8M"))
 def semantic_group() -> None:
     """Opt-in semantic pairing: a local embedding model (needs the `semantic` extra)."""
 
 
-@semantic_group.command(name="fetch")
+@semantic_group.command(name="fetch", epilog=command.example_epilog("semantic fetch minishlab/potion-base-8M"))
 @click.argument("name")
 @click.option(
     "--to",
@@ -761,133 +438,11 @@ def semantic_group() -> None:
 def semantic_fetch(seams: Seams, name: str, to: str | None) -> None:
     """Download the model NAME (owner/name on the model hub), or copy a model folder NAME, for
     semantic pairing. The only command that downloads one: sweeps read it from its local folder."""
-    from memory_curator.commands import semantic
-
-    fetched = semantic.fetch(name, Path(to) if to else None, _env(seams))
-    report.lines([f"{names.printable(name)}: {fetched.path} ({fetched.bytes / 1e6:.1f} MB)"])
-
-
-# One example per command, shown at the end of its --help (mcp's is in its docstring); a test
-# fails for a command without one.
-EXAMPLES = {
-    ("init",): "memory-curator init ~/notes",
-    ("run",): "memory-curator run --vault ~/notes --settle 0",
-    ("check",): "memory-curator check _inbox/bot/note.md --explain",
-    ("watch",): "memory-curator watch --vault ~/notes",
-    ("rules",): "memory-curator rules check --vault ~/notes",
-    ("rules", "check"): "memory-curator rules check --vault ~/notes",
-    ("schedule",): "memory-curator schedule install --vault ~/notes --every 15m",
-    ("schedule", "install"): "memory-curator schedule install --vault ~/notes --every 15m",
-    ("schedule", "show"): "memory-curator schedule show --vault ~/notes --every 1h",
-    ("schedule", "status"): "memory-curator schedule status --vault ~/notes",
-    ("schedule", "uninstall"): "memory-curator schedule uninstall --vault ~/notes",
-    ("doctor",): "memory-curator doctor --vault ~/notes",
-    ("review",): "memory-curator review _inbox/bot",
-    ("resolve",): "memory-curator resolve _inbox/bot/note.md --drop 'already in facts/acme/hq.md'",
-    ("restore",): "memory-curator restore _inbox/.dropped/bot/2026-11-30T12-00-00-note.md",
-    ("undo",): "memory-curator undo --last",
-    ("submit",): "memory-curator submit --agent bot --check note.md",
-    ("status",): "memory-curator status --vault ~/notes",
-    ("log",): "memory-curator log --since 7d",
-    ("query",): "memory-curator query acme headquarters",
-    ("index",): "memory-curator index rebuild --vault ~/notes",
-    ("index", "rebuild"): "memory-curator index rebuild --vault ~/notes",
-    ("index", "stats"): "memory-curator index stats --json",
-    ("semantic",): "memory-curator semantic fetch minishlab/potion-base-8M",
-    ("semantic", "fetch"): "memory-curator semantic fetch minishlab/potion-base-8M",
-}
-
-
-def _add_examples(group: click.Group, prefix: tuple[str, ...] = ()) -> None:
-    for name, command in group.commands.items():
-        example = EXAMPLES.get((*prefix, name))
-        if example:
-            command.epilog = f"\b\nExample:\n  {example}"
-        if isinstance(command, click.Group):
-            _add_examples(command, (*prefix, name))
-
-
-_add_examples(cli)
+    machine = machine_of(seams)
+    fetched = semantic.fetch(name, Path(to) if to else None, machine.env, data_home=machine.data_home)
+    report.lines([f"{printable(name)}: {fetched.path} ({fetched.bytes / 1e6:.1f} MB)"])
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: the one error boundary. Every error ends with one line on stderr and its exit
-    code; with `--json` also one object on stdout, `{"error": {"code", "message", "file"}}`."""
-    args = sys.argv[1:] if argv is None else argv
-    try:
-        code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False, obj=SystemClock())
-    except click.exceptions.Abort:  # click's name for Ctrl-C (and end of input at a prompt)
-        _fail(args, EXIT_INTERRUPTED, "aborted")
-    except click.ClickException as exc:
-        exc.show()  # the usage and the error, as click prints them
-        _fail(args, exc.exit_code if exc.exit_code else EXIT_USAGE, exc.format_message(), shown=True)
-    except CuratorError as exc:  # a message may quote a file name: shown escaped
-        if exc.exit_code == EXIT_OK:  # not an error (OtherHost): the line says why, no error object
-            report.error_line(f"memory-curator: {names.printable(str(exc))}")
-            sys.exit(EXIT_OK)
-        _fail(args, exc.exit_code, str(exc), exc.file, prefix="memory-curator: ")
-    except KeyboardInterrupt:
-        _fail(args, EXIT_INTERRUPTED, "interrupted")
-    except Exception as exc:  # a bug: say so in one line, keep the traceback in a log
-        log = _crash_log(args)
-        what = f"{type(exc).__name__}: {exc}"
-        message = f"internal error: {what} (details: {log})"
-        _fail(args, EXIT_INTERNAL, message, None if log == "unavailable" else log, prefix="memory-curator: ")
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
-
-
-def _fail(
-    args: list[str], code: int, message: str, file: str | None = None, prefix: str = "", shown: bool = False
-) -> NoReturn:
-    """The end of every error: its line on stderr (unless click `shown` it already), and with
-    `--json` the error object on stdout; then exit `code`."""
-    if not shown:
-        report.error_line(prefix + names.printable(message))
-    if _wants_json(args):
-        report.error_object(code, message, file)
-    sys.exit(code)
-
-
-def _wants_json(args: list[str]) -> bool:
-    """Whether the command line asked for JSON: the parsed options are gone once a command
-    raised (or were never made, for a usage error), so the arguments are read again."""
-    options = args[: args.index("--")] if "--" in args else args
-    return "--json" in options
-
-
-def _crash_log(args: list[str]) -> str:
-    """Tracebacks go to the state directory the command used, never into the vault or the terminal."""
-    try:
-        path = _crash_folder(args) / "crash.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(traceback.format_exc(), encoding="utf-8", errors="backslashreplace")
-    except Exception:  # the log is a courtesy: failing to write it must not hide the one line
-        return "unavailable"
-    return str(path)
-
-
-def _crash_folder(args: list[str]) -> Path:
-    """--state-dir, else MEMORY_CURATOR_STATE, else the vault's own state folder, else the user's
-    state directory: the command's parsed options are gone once it raised, so they are read again
-    from its arguments."""
-    import platformdirs
-
-    from memory_curator.store.state import APP, state_folder
-
-    try:
-        root = vault_mod.find_root(None, _option_value(args, "--vault"))
-    except Exception:  # no vault here, or none that can be told from the arguments
-        chosen = _option_value(args, "--state-dir") or os.environ.get("MEMORY_CURATOR_STATE")
-        return Path(chosen or platformdirs.user_state_dir(APP)).expanduser()
-    return state_folder(root, _option_value(args, "--state-dir"))
-
-
-def _option_value(args: list[str], name: str) -> str | None:
-    """The value of `name VALUE` or `name=VALUE` in `args` (the last one given wins, as in click)."""
-    found = None
-    for here, arg in enumerate(args):
-        if arg == name and here + 1 < len(args):
-            found = args[here + 1]
-        elif arg.startswith(name + "="):
-            found = arg[len(name) + 1 :]
-    return found
+    """Entry point: the command line inside the one error boundary (`cli.boundary`)."""
+    boundary.main(cli, argv)

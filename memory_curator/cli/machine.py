@@ -1,4 +1,5 @@
-"""The one place that reads the machine a command runs on (`commands.context.Machine`)."""
+"""The one place that reads the machine a command runs on (`commands.context.Machine`), and
+builds a command's context on it: the CLI's decorator and the tests build contexts here."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import platformdirs
 
-from memory_curator.commands.context import Machine
+from memory_curator.commands.context import Context, Invocation, Machine, Seams
 
 APP = "memory-curator"
 
@@ -35,3 +36,29 @@ def _login() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return "unknown"
+
+
+def machine_of(seams: Seams) -> Machine:
+    """The machine the seams name (a test's), else this one; with the seams' environment."""
+    return seams.applied(seams.machine or here())
+
+
+def build_context(
+    root: Path, explicit_state: str | None = None, seams: Seams | None = None, user: str | None = None
+) -> Context:
+    """The context a command runs in for the vault at `root` (--state-dir, the seams, --by), on
+    the seams' machine or this one: what a test builds when it calls a command directly."""
+    seams = seams or Seams()
+    return Context.build(root, machine_of(seams), explicit_state, seams, user)
+
+
+def invocation(
+    seams: Seams | None = None,
+    vault: str | None = None,
+    state: str | None = None,
+    user: str | None = None,
+    start: Path | None = None,
+) -> Invocation:
+    """A command line's vault options on the seams' machine (else this one), in this folder."""
+    seams = seams or Seams()
+    return Invocation(seams, machine_of(seams), Path.cwd(), vault, state, user, start)

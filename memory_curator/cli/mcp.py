@@ -83,12 +83,30 @@ def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
     """The server for the vault in `ctx`. With `agent`, every candidate is written as that agent
     and a call naming another is refused (an agent cannot write as another)."""
     server = MCPServer("memory-curator", instructions=INSTRUCTIONS)
+    who = _writer(agent)
+    _candidate_tools(server, ctx, who)
+    _vault_tools(server, ctx)
+    if ctx.rules.settings.mcp_allow_sweep:
+        _sweep_tool(server, ctx, who)
+    _resources(server, ctx)
+    return server
+
+
+def _writer(agent: str | None) -> Callable[[str | None], str]:
+    """Who a call writes as: the server's agent (a call naming another is refused), else the
+    one the call names, else `mcp`."""
     fixed = submit_mod.agent_name(agent) if agent else None
 
     def who(asked: str | None) -> str:
         if fixed is not None and asked not in (None, fixed):
             raise CuratorError(f"agent {asked!r}: this server writes as agent {fixed!r} only")
         return fixed or submit_mod.agent_name(asked or "mcp")
+
+    return who
+
+
+def _candidate_tools(server: MCPServer, ctx: Context, who: Callable[[str | None], str]) -> None:
+    """submit_candidate and check_candidate: a candidate handed in, or only judged."""
 
     @server.tool(description=SUBMIT_HELP)
     def submit_candidate(
@@ -106,7 +124,16 @@ def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
         note with its key and the nearest notes it was compared with, and what to add to be
         promoted."""
         text = _text(ctx, markdown, fields, body)
-        return _guard(lambda: checking.check_text(ctx, text, ORIGIN, agent=who(agent), with_context=True))  # type: ignore[return-value]
+
+        def verdict() -> Checked:
+            found = checking.check_text(ctx, text, ORIGIN, agent=who(agent), with_context=True)
+            return found.to_json()  # type: ignore[return-value]  # the TypedDict is its JSON's schema
+
+        return _guard(verdict)
+
+
+def _vault_tools(server: MCPServer, ctx: Context) -> None:
+    """search_notes, read_note and curator_status: the vault and the curator, read only."""
 
     @server.tool()
     def search_notes(
@@ -137,14 +164,16 @@ def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
         and whether the judge is on."""
         return _guard(lambda: _status(ctx))
 
-    if ctx.rules.settings.mcp_allow_sweep:
 
-        @server.tool()
-        def sweep_now(agent: str | None = None) -> dict[str, Any]:
-            """Sweep this agent's inbox folder now (offered only when the rules file's settings say
-            `mcp_allow_sweep: true`); returns what `run --json` prints. Busy: try again later."""
-            return _guard(lambda: _sweep(ctx, who(agent)))
+def _sweep_tool(server: MCPServer, ctx: Context, who: Callable[[str | None], str]) -> None:
+    @server.tool()
+    def sweep_now(agent: str | None = None) -> dict[str, Any]:
+        """Sweep this agent's inbox folder now (offered only when the rules file's settings say
+        `mcp_allow_sweep: true`); returns what `run --json` prints. Busy: try again later."""
+        return _guard(lambda: _sweep(ctx, who(agent)))
 
+
+def _resources(server: MCPServer, ctx: Context) -> None:
     @server.resource("memory-curator://rules", mime_type="text/markdown")
     def rules() -> str:
         """The vault's rules file (_meta/inbox-rules.md): surfaces, drop rules, criteria."""
@@ -154,8 +183,6 @@ def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
     def agent_guide() -> str:
         """How an agent writes candidates the curator accepts."""
         return resources.files("memory_curator").joinpath("data/agents.md").read_text(encoding="utf-8")
-
-    return server
 
 
 def _text(ctx: Context, markdown: str | None, fields: dict[str, Any] | None, body: str) -> str:
@@ -174,7 +201,8 @@ def _text(ctx: Context, markdown: str | None, fields: dict[str, Any] | None, bod
 
 def _submit(ctx: Context, text: str, agent: str) -> Submitted:
     done = submit_mod.submit(ctx, text, ORIGIN, agent, with_check=True)
-    return {"inbox_path": done.inbox_path, "agent_id": done.agent_id, "check": done.check}  # type: ignore[typeddict-item]
+    assert done.check is not None  # asked for: with_check
+    return {"inbox_path": done.inbox_path, "agent_id": done.agent_id, "check": done.check.to_json()}  # type: ignore[typeddict-item]
 
 
 def _sweep(ctx: Context, agent: str) -> dict[str, Any]:
@@ -194,13 +222,13 @@ def _sweep(ctx: Context, agent: str) -> dict[str, Any]:
 def _status(ctx: Context) -> dict[str, Any]:
     from memory_curator.judge import client
 
-    data = status_mod.gather(ctx, for_agent=True)
+    status = status_mod.gather(ctx, for_agent=True)
     try:
         settings = client.resolve_settings(ctx.rules.settings.judge, (), ctx.env)
-        data["judge"] = "on" if settings.enabled and ctx.env.get(client.KEY_ENV, "").strip() else "off"
+        judge = "on" if settings.enabled and ctx.env.get(client.KEY_ENV, "").strip() else "off"
     except CuratorError as exc:
-        data["judge"] = f"off ({exc})"
-    return data
+        judge = f"off ({exc})"
+    return dataclasses.replace(status, judge=judge).to_json()
 
 
 def _fail(message: str) -> Callable[[], Any]:

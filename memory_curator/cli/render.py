@@ -1,9 +1,11 @@
-"""The one module that prints results: JSON for machines, rich tables for people.
+"""What one command just did, for people (rich) and machines (JSON), and the consoles and JSON
+every printer shares (`cli.render_status` prints status, log and schedule).
 
-JSON: `run --json` prints the spec's shape (`SweepResult.to_json`, pinned by
-tests/test_result_contract.py); every other command prints one envelope,
-`{"version": 1, "command": "<name>", "data": ...}` (`watch --json`: one per line per batch),
-pinned by tests/test_json_contract.py.
+JSON, one rule (docs/cli.md): every object a command prints carries `"version": 1`. `run --json`
+prints the spec's shape (`SweepResult.to_json`, pinned by tests/test_result_contract.py) with
+`version` as its last key; every other command prints one envelope, `{"version": 1, "command":
+"<name>", "data": ...}` (`watch --json`: one per line per batch), pinned by
+tests/test_json_contract.py.
 """
 
 from __future__ import annotations
@@ -27,14 +29,21 @@ from rich.text import Text
 
 from memory_curator.core.names import INBOX, printable, printable_block
 from memory_curator.core.result import SweepResult
-from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
 
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
-    from memory_curator.commands import schedule
-    from memory_curator.commands.doctor import Finding
+    from memory_curator.commands.check import Verdict
+    from memory_curator.commands.desk import Done
+    from memory_curator.commands.doctor import Diagnosis, Finding
+    from memory_curator.commands.index import Stats
     from memory_curator.commands.init import Initialised
+    from memory_curator.commands.query import Answer, Neighbours
+    from memory_curator.commands.restore import Restored
     from memory_curator.commands.review import Tally
+    from memory_curator.commands.rules import Checked
+    from memory_curator.commands.submit import Submitted
+    from memory_curator.commands.undo import UndoResult
+    from memory_curator.commands.watch import Notice, Swept
     from memory_curator.index.store import Refresh
 
 STYLE = {"promote": "green", "patch": "cyan", "drop": "red", "needs_review": "yellow"}
@@ -99,6 +108,12 @@ def emit_json(data: Any) -> None:
 JSON_VERSION = 1
 
 
+def versioned(spec: dict[str, Any]) -> dict[str, Any]:
+    """`run --json`: the spec's shape, whose keys come first (design §7: extra keys may follow),
+    with the version every command's JSON carries."""
+    return {**spec, "version": JSON_VERSION}
+
+
 def envelope(command: str, data: Any) -> dict[str, Any]:
     """The JSON of every command but `run`: `command` is its name as typed (`index stats`)."""
     return {"version": JSON_VERSION, "command": command, "data": data}
@@ -121,7 +136,8 @@ def error_line(text: str) -> None:
 
 def error_object(code: int, message: str, file: str | None) -> None:
     """The error boundary's object for `--json`: one line on stdout, beside the line on stderr."""
-    sys.stdout.write(json_text({"error": {"code": code, "message": message, "file": file}}) + "\n")
+    error = {"error": {"code": code, "message": message, "file": file}, "version": JSON_VERSION}
+    sys.stdout.write(json_text(error) + "\n")
     sys.stdout.flush()
 
 
@@ -135,14 +151,14 @@ def idle(why: str, as_json: bool) -> None:
     """`run` on a machine that is not the curator host: one line; JSON keeps the usual keys
     (zero totals) and adds `idle`."""
     if as_json:
-        emit_json({"agents": [], **SweepResult("", ()).totals(), "idle": why})
+        emit_json(versioned({"agents": [], **SweepResult("", ()).totals(), "idle": why}))
     else:
         lines([printable(why)])
 
 
 def _sweep(result: SweepResult, as_json: bool) -> None:
     if as_json:
-        emit_json(result.to_json())
+        emit_json(versioned(result.to_json()))
         return
     console = stdout()
     for note in result.notes:
@@ -202,19 +218,18 @@ def _diffs(console: Console, result: SweepResult) -> None:
                 console.print(diff_view(action.diff))
 
 
-def check(data: Mapping[str, Any], as_json: bool) -> None:
+def check(verdict: Verdict, as_json: bool) -> None:
     if as_json:
-        emit("check", dict(data))
+        emit("check", verdict.to_json())
         return
     console = stdout()
-    verdict = str(data["verdict"])
-    console.print(f"[{STYLE.get(verdict, 'white')}]{verdict}[/]: {shown(str(data['reason']))}")
-    if data.get("target_path"):
-        console.print(f"target: {shown(data['target_path'])}")
-    table = criteria_table(data.get("criteria") or {})
+    console.print(f"[{STYLE.get(verdict.verdict, 'white')}]{verdict.verdict}[/]: {shown(verdict.reason)}")
+    if verdict.target_path:
+        console.print(f"target: {shown(verdict.target_path)}")
+    table = criteria_table(verdict.criteria)
     if table.row_count:
         console.print(table)
-    for line in data.get("explanation", []):
+    for line in verdict.explanation or ():
         console.print(f"  {shown(line)}")
 
 
@@ -225,7 +240,14 @@ def criteria_table(criteria: Mapping[str, bool | None]) -> Table:
     return table
 
 
-def rules_summary(rules: Rules) -> None:
+def rules_check(checked: Checked) -> None:
+    """`rules check`: what a valid file holds, or every problem of the one pass, one line each
+    (as the error boundary shows one: `file:line: problem`)."""
+    if checked.rules is None:
+        for problem in checked.problems:
+            error_line(f"memory-curator: {printable(str(problem))}")
+        return
+    rules = checked.rules
     console = stdout()
     console.print(f"{shown(rules.path)}: valid")
     console.print("surfaces: " + ", ".join(f"{shown(s.name)} ({shown(s.path)})" for s in rules.surfaces))
@@ -235,16 +257,10 @@ def rules_summary(rules: Rules) -> None:
         console.print(f"drop {shown(rule.id)}: {shown(rule.reason)}  [dim]when {shown(how)}[/]")
 
 
-def rules_problems(problems: Iterable[Exception]) -> None:
-    """Every problem `rules check` found, as the error boundary shows one: `file:line: problem`."""
-    for problem in problems:
-        error_line(f"memory-curator: {printable(str(problem))}")
-
-
-def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
+def watch(item: Swept | Notice, as_json: bool, now: dt.datetime) -> None:
     """Watch mode: a log line stamped `now` per action (or notice) on stderr; with --json, one
     JSON object per line per batch on stdout, flushed at once so a pipe sees it live."""
-    from memory_curator.commands.watch import Swept
+    from memory_curator.commands.watch import Swept  # already loaded by `watch`: watchdog's cost is its own
 
     console = stderr()
     stamp = iso(now)
@@ -272,10 +288,10 @@ def watch(item: Any, as_json: bool, now: dt.datetime) -> None:
         sys.stdout.flush()
 
 
-# --- the human and agent loop: resolve, restore, undo, submit, status, log ----------------------
+# --- the human and agent loop: resolve, restore, undo, submit (status and log: render_status) ---
 
 
-def person_action(done: Any, as_json: bool) -> None:
+def person_action(done: Done, as_json: bool) -> None:
     """A person's resolve (a `desk.Done`)."""
     if as_json:
         emit("resolve", done.to_json())
@@ -288,14 +304,14 @@ def person_action(done: Any, as_json: bool) -> None:
     )
 
 
-def restored(result: Any, as_json: bool) -> None:
+def restored(result: Restored, as_json: bool) -> None:
     if as_json:
         emit("restore", result.to_json())
         return
     stdout().print(f"restored {shown(result.dropped)} -> {shown(result.inbox_path)} (tagged needs-review)")
 
 
-def undone(result: Any, as_json: bool) -> None:
+def undone(result: UndoResult, as_json: bool) -> None:
     if as_json:
         emit("undo", result.to_json())
         return
@@ -307,7 +323,7 @@ def undone(result: Any, as_json: bool) -> None:
     console.print(f"run {result.run_id}: {len(result.undone)} undone, {len(result.left)} left alone")
 
 
-def submitted(result: Any, as_json: bool) -> None:
+def submitted(result: Submitted, as_json: bool) -> None:
     if as_json:
         emit("submit", result.to_json())
         return
@@ -315,154 +331,6 @@ def submitted(result: Any, as_json: bool) -> None:
     console.print(f"submitted {shown(result.inbox_path)}")
     if result.check is not None:
         check(result.check, False)
-
-
-def decision_log(entries: list[Any], as_json: bool) -> None:
-    """One line per action (greppable, readable at any width): when, verdict, what, where, why."""
-    if as_json:
-        emit("log", {"count": len(entries), "entries": [e.to_json() for e in entries]})
-        return
-    console = stdout()
-    if not entries:
-        console.print("no journalled actions match")
-        return
-    for entry in entries:
-        when = entry.time.strftime("%Y-%m-%d %H:%M") if entry.time else "?"
-        verdict = f"[{STYLE.get(entry.verdict, 'bold')}]{shown(entry.verdict)}[/]"
-        state = "undone" if entry.undone_by else "" if entry.status == "done" else entry.status
-        state = f" [dim]({shown(state)})[/]" if state else ""
-        where = "" if entry.dest in (None, entry.inbox) else f" -> {shown(entry.dest)}"
-        why = f"[dim]{shown(entry.reason)} · {shown(entry.run)}[/]"
-        console.print(f"{when}  {verdict}{state}  {shown(entry.inbox or '')}{where}  {why}")
-
-
-def status(data: Mapping[str, Any], as_json: bool) -> None:
-    if as_json:
-        emit("status", dict(data))
-        return
-    console = stdout()
-    console.print(f"[bold]vault[/] {shown(data['vault'])}\n[bold]state[/] {shown(data['state_dir'])}")
-    console.print(_inbox_table(data))
-    review = data["needs_review"]
-    oldest = f" (oldest {shown(review['oldest_path'])}, {review['oldest_age_hours']} h)" if review["count"] else ""
-    console.print(f"[yellow]waiting for a person:[/] {review['count']}{oldest}")
-    for big in review.get("too_large", []):
-        console.print(f"  {shown(big['path'])}: {shown(big['reason'])} (never read; split it or move it by hand)")
-    if data["contradictions"]:
-        console.print(f"[red]contradictions flagged:[/] {', '.join(shown(p) for p in data['contradictions'])}")
-    drops = data["drops_7d"]
-    rules = ", ".join(f"{shown(rule)} {n}" for rule, n in drops["by_rule"].items())
-    console.print(f"drops in the last 7 days: {drops['total']}" + (f" ({rules})" if rules else ""))
-    if data["last_sweeps"]:
-        console.print(_sweeps_table(data["last_sweeps"]))
-    console.print(verdict_chart(data["verdicts_per_day"]))
-    rules_state = data.get("rules") or {}
-    if rules_state.get("valid") is False:  # the index is not read then: the rules are what to fix
-        where = f"{rules_state['file']}:{rules_state['line']}" if rules_state.get("line") else rules_state["file"]
-        problem = shown(f"{where}: {rules_state['problem']}")
-        console.print(f"[red]sweeps stopped:[/] rules file invalid ({problem})")
-    else:
-        console.print(_index_line(data.get("index")))
-    console.print(_schedule_line(data.get("schedule") or {}))
-    lock = data["lock"]
-    console.print("lock: free" if lock["free"] else f"lock: held by {shown(str(lock['holder']))}")
-
-
-def _inbox_table(data: Mapping[str, Any]) -> Table:
-    table = Table("agent", "candidates", "needs review", "held", title="inbox", show_edge=False, title_justify="left")
-    for agent, counts in data["inbox"]["agents"].items():
-        table.add_row(shown(agent), str(counts["candidates"]), str(counts["needs_review"]), str(counts["held"]))
-    if not table.row_count:
-        table.add_row("(empty)", "0", "0", "0")
-    return table
-
-
-def _sweeps_table(runs: list[Mapping[str, Any]]) -> Table:
-    table = Table(title="last sweeps", show_edge=False, title_justify="left")
-    for column in ("started", "processed", "promoted", "patched", "dropped", "review", "errors", "seconds", "judge"):
-        table.add_column(column, justify="left" if column == "started" else "right")
-    for run in reversed(runs):
-        judge = run.get("judge") or {}
-        tokens = (judge.get("input_tokens") or 0) + (judge.get("output_tokens") or 0)
-        started = str(run.get("started") or "?")[:16].replace("T", " ") + (" (undone)" if run.get("undone") else "")
-        counts = [shown(run.get(k) or 0) for k in ("processed", "promoted", "patched", "dropped", "needs_review")]
-        table.add_row(
-            shown(started), *counts, shown(run.get("errors") or 0), shown(run.get("seconds")), f"{tokens} tok"
-        )
-    return table
-
-
-def verdict_chart(days: list[Mapping[str, Any]], width: int = 40) -> Table:
-    """Verdicts per day as stacked bars, one row a day (rich renders it in the terminal)."""
-    verdicts = ("promote", "patch", "drop", "needs_review")
-    peak = max((sum(int(d[v]) for v in verdicts) for d in days), default=0)
-    scale = width / peak if peak > width else 1.0
-    table = Table(title="verdicts per day", show_edge=False, show_header=False, title_justify="left", box=None)
-    table.add_column(style="dim")
-    table.add_column()
-    table.add_column(justify="right")
-    for day in days:
-        bar = Text()
-        for verdict in verdicts:
-            count = int(day[verdict])
-            if count:
-                bar.append("█" * max(1, round(count * scale)), style=STYLE[verdict])
-        table.add_row(str(day["date"])[5:], bar, str(sum(int(day[v]) for v in verdicts)))
-    legend = "  ".join(f"[{STYLE[v]}]█[/] {v}" for v in verdicts)
-    table.caption = legend
-    return table
-
-
-def _index_line(index: Mapping[str, Any] | None) -> str:
-    if index is None:
-        return "index: not built yet (the next sweep builds it)"
-    if not index.get("usable"):
-        return f"index: unusable, rebuilt at the next sweep ({shown(str(index.get('error', index['path'])))})"
-    size = (index.get("bytes") or 0) / 1_000_000
-    age = age_text(index.get("age_seconds"))
-    problems = f", {index['problems']} read by body only (index stats)" if index.get("problems") else ""
-    return f"index: {shown(index.get('notes'))} notes{problems}, {size:.1f} MB, refreshed {age} ago"
-
-
-def _schedule_line(schedule: Mapping[str, Any]) -> str:
-    if schedule.get("error"):
-        return f"schedule: unknown ({shown(str(schedule['error']))})"
-    if not schedule.get("installed"):
-        return "schedule: not installed (memory-curator schedule install)"
-    jobs = ", ".join(_job_text(j, j.get("loaded") is not True) for j in schedule["jobs"])
-    last = schedule.get("last_run")
-    tail = f"; last run {shown(last['time'])}: {shown(last['summary'])}" if last else "; no run logged yet"
-    return f"schedule: {jobs}{tail}"
-
-
-def _job_text(job: Mapping[str, Any], said: bool) -> str:
-    """`systemd every 15 min`, with what the scheduler says of it (`: disabled, inactive`) when `said`."""
-    text = f"{shown(job['platform'])} every {age_text(job['every_seconds'])}"
-    if said and job.get("state"):
-        text += f": {shown(job['state'])}"
-    return text + (f"; last ran {shown(job['last_ran'])}" if said and job.get("last_ran") else "")
-
-
-def schedule_status(data: schedule.ScheduleStatus, as_json: bool) -> None:
-    """`schedule status`: each job as its scheduler sees it, the last logged sweep, what works here."""
-    if as_json:
-        emit("schedule status", data.to_json())
-        return
-    out = [_job_text(job.to_json(), True) for job in data.summary.jobs]
-    if not out:
-        why = "; ".join(str(r) for r in data.available.values() if r)
-        choice = data.choice
-        out.append(
-            f"not installed; `memory-curator schedule install` would use {shown(choice)}"
-            if choice
-            else f"not installed; no scheduler works here ({shown(why)}): keep `memory-curator watch` running"
-        )
-    last = data.summary.last_run
-    if last:
-        out.append(f"last logged sweep {shown(last.time)}: {shown(last.summary)}")
-    console = stdout()
-    for line in out:  # markup: each text escapes what it quotes (`shown`)
-        console.print(line, highlight=False)
 
 
 def age_text(seconds: float | None) -> str:
@@ -475,7 +343,7 @@ def age_text(seconds: float | None) -> str:
     return f"{max(seconds, 0):.0f} s"
 
 
-# --- setup and upkeep: init, schedule, doctor, query, index, review's tally ----------------------
+# --- setup and upkeep: init, doctor, query, index, review's tally (schedule: render_status) ------
 
 
 def initialised(result: Initialised) -> None:
@@ -498,43 +366,11 @@ def initialised(result: Initialised) -> None:
     )
 
 
-def schedule_plan(plan: schedule.JobPlan) -> None:
-    """`schedule show`: every file with its full text, every command, the crontab line."""
-    from memory_curator.commands.schedule import marker
-
-    if plan.unavailable:  # no scheduler works here: say so, then a unit that keeps `watch` running
-        lines([printable(plan.unavailable), *map(printable_block, plan.fallback)])
-        return
-    out = [printable("$ " + shlex.join(step.argv)) for step in plan.before]
-    for path, data in plan.files:
-        out += [printable(f"# {path}"), printable_block(data.decode(errors="replace").rstrip("\n")), ""]
-    out += [printable("$ " + shlex.join(step.argv)) for step in plan.after]
-    if plan.cron_line:
-        out += [f"# crontab line (replaces the line ending in '{marker(plan.job_id)}'):", printable(plan.cron_line)]
-    lines(out + [printable(f"note: {n}") for n in plan.notes])
-
-
-_DID = {"wrote": "wrote {}", "removed": "removed {}", "ran": "ran {}", "crontab": "crontab: {}"}
-
-
-def schedule_applied(done: Iterable[schedule.Applied], nothing: str | None = None) -> None:
-    """What `schedule install` or `uninstall` did, one line an event; `nothing` when it did nothing."""
-    out = []
-    for applied in done:
-        for kind, what in applied.events:
-            if kind == "uncrontab":
-                out.append(printable(f"crontab: removed the line ending in '{what}'"))
-            else:
-                out.append(printable(_DID[kind].format(what)))
-        out += [printable(f"note: {n}") for n in applied.notes]
-    lines(out or ([printable(nothing)] if nothing else []))
-
-
-def doctor(findings: list[Finding], as_json: bool) -> None:
+def doctor(diagnosis: Diagnosis, as_json: bool) -> None:
     if as_json:
-        emit("doctor", [f.to_json() for f in findings])
+        emit("doctor", diagnosis.to_json())
         return
-    lines(finding_line(f) for f in findings)
+    lines(finding_line(f) for f in diagnosis.findings)
 
 
 def finding_line(finding: Finding) -> str:
@@ -544,39 +380,36 @@ def finding_line(finding: Finding) -> str:
     return printable(line)
 
 
-def query(data: Mapping[str, Any], as_json: bool) -> None:
+def query(result: Answer | Neighbours, as_json: bool) -> None:
     if as_json:
-        emit("query", dict(data))
-        return
-    if not data["results"]:
-        lines([printable(f"no note matches {data['kind']} {data['query']!r}")])
-        return
-    out = []
-    for row in data["results"]:
-        score = f"  {row['score']:.3f}" if "score" in row else ""
-        value = f"  value: {row['value']}" if row.get("value") else ""
-        out.append(printable(f"{row['path']}  ({row['surface'] or 'no surface'}){score}{value}"))
-    lines(out)  # a note's name or value may hold an escape sequence: shown escaped
+        emit("query", result.to_json())
+    elif result.kind == "similar":
+        _neighbours(result)
+    elif not result.results:
+        lines([printable(f"no note matches {result.kind} {result.query!r}")])
+    else:
+        out = []
+        for row in result.results:
+            score = f"  {row.score:.3f}" if row.score is not None else ""
+            value = f"  value: {row.value}" if row.value else ""
+            out.append(printable(f"{row.path}  ({row.surface or 'no surface'}){score}{value}"))
+        lines(out)  # a note's name or value may hold an escape sequence: shown escaped
 
 
-def similar(data: Mapping[str, Any], as_json: bool) -> None:
+def _neighbours(result: Neighbours) -> None:
     """`query --similar`: the lexical and the semantic neighbours in two columns."""
-    if as_json:
-        emit("query", dict(data))
-        return
     table = Table(show_edge=False, header_style="bold")
-    status = data["semantic_status"]
+    status = result.semantic_status
     table.add_column("lexical", overflow="fold")
     table.add_column("semantic" if status == "on" else f"semantic: {shown(status)}", overflow="fold")
-    left, right = data["lexical"], data["semantic"]
+    left, right = result.lexical, result.semantic
     for i in range(max(len(left), len(right), 1)):
-        cells = [_neighbour_cell(column[i]) if i < len(column) else "" for column in (left, right)]
+        cells = [
+            shown(f"{column[i].path}  {column[i].score or 0:.3f}") if i < len(column) else ""
+            for column in (left, right)
+        ]
         table.add_row(*cells)
     stdout().print(table)
-
-
-def _neighbour_cell(row: Mapping[str, Any]) -> str:
-    return shown(f"{row['path']}  {row['score']:.3f}")
 
 
 def index_rebuilt(built: Refresh, as_json: bool) -> None:
@@ -586,21 +419,21 @@ def index_rebuilt(built: Refresh, as_json: bool) -> None:
     lines([f"indexed {built.notes} notes in {built.seconds:.1f} s"])
 
 
-def index_stats(data: Mapping[str, Any], as_json: bool) -> None:
+def index_stats(stats: Stats, as_json: bool) -> None:
     if as_json:
-        emit("index stats", dict(data))
+        emit("index stats", stats.to_json())
         return
-    surfaces = ", ".join(f"{name} {count}" for name, count in data["surfaces"].items())  # escaped below
+    surfaces = ", ".join(f"{name} {count}" for name, count in stats.surfaces.items())  # escaped below
     out = [
-        f"index: {data['path']} (schema {data['schema']}, {data['bytes'] / 1e6:.1f} MB)",
-        f"notes: {data['notes']} ({surfaces}); {data['terms']} distinct words",
-        f"built {data['built']}, refreshed {data['refreshed']}",
+        f"index: {stats.path} (schema {stats.schema}, {stats.bytes / 1e6:.1f} MB)",
+        f"notes: {stats.notes} ({surfaces}); {stats.terms} distinct words",
+        f"built {stats.built}, refreshed {stats.refreshed}",
     ]
-    vectors = data.get("vectors")
-    if vectors:
-        model = f", model {vectors['model']}" if vectors.get("model") else ""
-        out.append(f"semantic vectors: {vectors['count']} ({vectors['bytes'] / 1e6:.1f} MB{model})")
-    out += [f"read by body only: {p['path']}: {p['problem']}" for p in data["problems"]]
+    vectors = stats.vectors
+    if vectors is not None:
+        model = f", model {vectors.model}" if vectors.model else ""
+        out.append(f"semantic vectors: {vectors.count} ({vectors.bytes / 1e6:.1f} MB{model})")
+    out += [f"read by body only: {path}: {problem}" for path, problem in stats.problems]
     lines(map(printable, out))  # the index's values: a note's name, a surface, a model
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from memory_curator.commands.context import Context
+from memory_curator.commands.query import index_querier
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import DROPPED, INBOX, printable
 from memory_curator.core.notes import parse, plain
 from memory_curator.core.privacy import withheld
+from memory_curator.index import querier as index
 from memory_curator.store.paths import safe_join
 
 NOTE_MAX_BYTES = 256 * 1024  # a note an agent reads or hands in; bigger is refused, not cut
@@ -57,14 +59,12 @@ def search(
     limit: int = 10,
 ) -> dict[str, Any]:
     """One question to the index (as `query` asks it), each answer with a capped snippet."""
-    from memory_curator.index import querier as index
-
     asked = [text is not None, key is not None, name is not None, date is not None]
     if sum(asked) != 1:
         raise CuratorError("ask one thing: text, key (entity and predicate), name or date")
     if not 1 <= limit <= SEARCH_MAX:
         raise CuratorError(f"limit {limit}: between 1 and {SEARCH_MAX}")
-    querier = index.open_querier(ctx.root, ctx.rules, ctx.state, ctx.clock, ctx.env)
+    querier = index_querier(ctx)
     answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit + SEARCH_MAX)
     served = []
     for row in answer["results"]:

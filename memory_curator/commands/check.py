@@ -7,6 +7,8 @@ import io
 import json
 import os
 import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -21,6 +23,56 @@ from memory_curator.core.rules import Rules
 from memory_curator.core.text import one_line, too_large
 from memory_curator.index.store import IndexUnavailable
 from memory_curator.store.paths import oversize, read_capped
+
+
+@dataclass(frozen=True)
+class Compared:
+    """What a candidate was compared with (MCP's `check_candidate`): the note with its key and
+    its nearest notes, each with its score."""
+
+    existing: str | None
+    neighbours: tuple[tuple[str, float], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"existing": self.existing, "neighbours": [{"path": p, "score": s} for p, s in self.neighbours]}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verdict one candidate would get now (`check`, `submit --check`, MCP), with every
+    evaluation when asked (`explanation`) and, for an agent, what it was compared with and
+    what it lacks to be promoted."""
+
+    inbox_path: str
+    verdict: str
+    target_surface: str | None
+    target_path: str | None
+    reason: str
+    criteria: Mapping[str, bool | None]
+    rule: str | None
+    contradiction: bool
+    explanation: tuple[str, ...] | None = None
+    compared_with: Compared | None = None
+    to_promote: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "inbox_path": self.inbox_path,
+            "verdict": self.verdict,
+            "target_surface": self.target_surface,
+            "target_path": self.target_path,
+            "reason": self.reason,
+            "criteria": dict(self.criteria),
+            "rule": self.rule,
+            "contradiction": self.contradiction,
+        }
+        if self.explanation is not None:
+            out["explanation"] = list(self.explanation)
+        if self.compared_with is not None:
+            out["compared_with"] = self.compared_with.to_json()
+        if self.to_promote is not None:
+            out["to_promote"] = list(self.to_promote)
+        return out
 
 
 def payload_text(text: str, origin: str) -> str:
@@ -52,6 +104,18 @@ def read_limited(stream: BinaryIO, origin: str, limit: int) -> str:
         raise CuratorError(f"{origin}: not UTF-8 text") from None
 
 
+def read_candidate(file: str, stdin: BinaryIO, limit: int) -> tuple[str, str]:
+    """A candidate handed to `check` or `submit` as FILE, or `-` for `stdin`: its text and where
+    it came from, read no further than `limit`."""
+    if file == "-":
+        return read_limited(stdin, "<stdin>", limit), "<stdin>"
+    source = Path(file)
+    if not source.is_file():
+        raise CuratorError(f"{file}: no such file", file=file)
+    with source.open("rb") as stream:
+        return read_limited(stream, file, limit), file
+
+
 def _is_file(stream: BinaryIO) -> bool:
     try:
         return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
@@ -59,7 +123,7 @@ def _is_file(stream: BinaryIO) -> bool:
         return False
 
 
-def check_file(ctx: Context, path: Path, with_explanation: bool = False) -> dict[str, Any]:
+def check_file(ctx: Context, path: Path, with_explanation: bool = False) -> Verdict:
     try:
         rel = path.resolve().relative_to(ctx.root.resolve()).as_posix()
     except ValueError:
@@ -86,7 +150,7 @@ def check_text(
     with_explanation: bool = False,
     agent: str = ROOT_AGENT,
     with_context: bool = False,
-) -> dict[str, Any]:
+) -> Verdict:
     """The verdict `text` would get now. `with_context` adds what it was compared with (the
     note with its key, its nearest notes) and what it lacks to be promoted (MCP's
     `check_candidate`)."""
@@ -105,42 +169,39 @@ def check_text(
     except Exception as exc:
         decision = Decision("needs_review", f"internal error while deciding: {one_line(exc)}")
         explanation = [decision.reason]
-    out: dict[str, Any] = {
-        "inbox_path": origin,
-        "verdict": decision.verdict,
-        "target_surface": decision.surface,
-        "target_path": decision.target,
-        "reason": decision.reason,
-        "criteria": dict(decision.criteria),
-        "rule": decision.rule,
-        "contradiction": decision.contradiction,
-    }
-    if with_explanation:
-        out["explanation"] = explanation
-    if with_context:
-        out["compared_with"] = _compared_with(facts)
-        out["to_promote"] = _to_promote(candidate, decision, rules) if decision.verdict != "promote" else []
-    return out
+    return Verdict(
+        origin,
+        decision.verdict,
+        decision.surface,
+        decision.target,
+        decision.reason,
+        dict(decision.criteria),
+        decision.rule,
+        decision.contradiction,
+        tuple(explanation) if with_explanation else None,
+        _compared_with(facts) if with_context else None,
+        (_to_promote(candidate, decision, rules) if decision.verdict != "promote" else ()) if with_context else None,
+    )
 
 
-def _compared_with(facts: Facts | None) -> dict[str, Any]:
+def _compared_with(facts: Facts | None) -> Compared:
     if facts is None:
-        return {"existing": None, "neighbours": []}
-    neighbours = [{"path": n.path, "score": round(n.score, 3)} for n in facts.neighbours]
-    return {"existing": facts.existing.path if facts.existing else None, "neighbours": neighbours}
+        return Compared(None)
+    neighbours = tuple((n.path, round(n.score, 3)) for n in facts.neighbours)
+    return Compared(facts.existing.path if facts.existing else None, neighbours)
 
 
-def _to_promote(candidate: cand.Candidate | None, decision: Decision, rules: Rules) -> list[str]:
+def _to_promote(candidate: cand.Candidate | None, decision: Decision, rules: Rules) -> tuple[str, ...]:
     """What the candidate lacks, in words an agent can act on: the fields its surface requires,
     then each promotion criterion not met with the rules file's own condition."""
     if candidate is None or candidate.note.problem:
-        return [f"fix the note: {candidate.note.problem if candidate else decision.reason}"]
+        return (f"fix the note: {candidate.note.problem if candidate else decision.reason}",)
     if candidate.surface is None:
-        return ["name its surface: a `type` of " + ", ".join(s.type for s in rules.surfaces)]
+        return ("name its surface: a `type` of " + ", ".join(s.type for s in rules.surfaces),)
     hints = [f"add {name}" for name in candidate.missing]
     for criterion in rules.criteria:
         if decision.criteria.get(criterion.name) is True or criterion.name not in decision.criteria:
             continue
         how = f": {criterion.passes.text}" if criterion.passes is not None else ""
         hints.append(f"meet {criterion.name} ({criterion.label}){how}")
-    return hints
+    return tuple(hints)

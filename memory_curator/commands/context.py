@@ -1,18 +1,16 @@
 """The one context a command runs in, built once by the CLI and passed down (frozen).
 
-Everything the library would otherwise read from the world — the clock, the environment, the
-host and user names, the file operations, how to make a judge and a querier — is here, so no
-module reads it deep down and a test swaps it by building a context (`Seams`) instead of
-patching a module global.
+Everything the library would otherwise read from the world — the clock, the machine (its
+environment, host, login, pid and the user's folders), the file operations, how to make a
+judge and a querier — is here, so no module reads it deep down and a test swaps it by building
+a context (`Seams`) instead of patching a module global. Building one reads nothing either:
+the CLI reads the machine once (`cli.machine.here`) and hands it in.
 """
 
 from __future__ import annotations
 
-import getpass
-import os
-import socket
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -20,10 +18,10 @@ from typing import Any
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.decide import JudgeVerdict
-from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
 from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.index.store import Progress
+from memory_curator.store.paths import find_root
 from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.state import state_dir
 from memory_curator.store.writer import FILES, Files
@@ -48,9 +46,23 @@ def index_querier(ctx: Context, rules: Rules) -> Querier:
 
     return Overlay(
         IndexQuerier(
-            ctx.root, rules, ctx.state, clock=ctx.clock, files=ctx.files, progress=ctx.seams.progress, env=ctx.env
+            ctx.root,
+            rules,
+            ctx.state,
+            clock=ctx.clock,
+            files=ctx.files,
+            progress=ctx.seams.progress,
+            env=index_env(ctx),
         )
     )
+
+
+def index_env(ctx: Context) -> Mapping[str, str]:
+    """The environment the index's querier is given: it only tells it where a named semantic
+    model lives, so the machine's default models folder is filled in where none is set."""
+    from memory_curator.index import semantic
+
+    return {**ctx.env, semantic.MODELS_ENV: str(semantic.models_dir(ctx.env, ctx.machine.data_home))}
 
 
 def fixed_judge(judge: Judge) -> JudgeFactory:
@@ -79,17 +91,21 @@ class Machine:
 @dataclass(frozen=True)
 class Seams:
     """What the CLI takes from the world; a test passes its own (`CliRunner().invoke(cli, args,
-    obj=Seams(...))`): a fixed clock, failing file operations, a fake judge with queued answers."""
+    obj=Seams(...))`): a fixed clock, failing file operations, a fake judge with queued answers,
+    another machine or only another environment."""
 
     clock: Clock = SystemClock()
     files: Files = FILES
-    env: Mapping[str, str] | None = None  # None: the process's environment
-    host: str | None = None
+    env: Mapping[str, str] | None = None  # None: the machine's environment
     user: str | None = None
     judge: JudgeFactory = real_judge
     querier: QuerierFactory = index_querier
     progress: Progress | None = None  # the index's bar for a long build (the CLI: on a terminal only)
-    machine: Machine | None = None
+    machine: Machine | None = None  # None: this machine (the CLI group reads it once)
+
+    def applied(self, machine: Machine) -> Machine:
+        """`machine` as these seams say: a test's `env` replaces the machine's."""
+        return machine if self.env is None else replace(machine, env=dict(self.env))
 
 
 @dataclass(frozen=True)
@@ -98,52 +114,66 @@ class Context:
     state: Path
     clock: Clock
     files: Files
-    env: Mapping[str, str]
-    host: str
+    machine: Machine  # with the seams' environment, if they gave one
     user: str
     judge: JudgeFactory
     querier: QuerierFactory
     seams: Seams = field(default_factory=Seams, repr=False)
-    machine: Machine | None = None
 
     @classmethod
     def build(
-        cls, root: Path, explicit_state: str | None = None, seams: Seams | Clock | None = None, user: str | None = None
+        cls,
+        root: Path,
+        machine: Machine,
+        explicit_state: str | None = None,
+        seams: Seams | None = None,
+        user: str | None = None,
     ) -> Context:
-        """The context for the vault at `root`: --state-dir, else MEMORY_CURATOR_STATE, else the
-        platform's state folder; --by, else MEMORY_CURATOR_USER, else the login name."""
-        seams = seams if isinstance(seams, Seams) else Seams(clock=seams) if seams is not None else Seams()
-        env = dict(os.environ) if seams.env is None else dict(seams.env)
-        state = state_dir(root, explicit_state, env)
-        host = seams.host or socket.gethostname()
-        who = person(user or seams.user or env.get("MEMORY_CURATOR_USER"))
-        return cls(
-            root, state, seams.clock, seams.files, env, host, who, seams.judge, seams.querier, seams, seams.machine
-        )
+        """The context for the vault at `root` on `machine`: --state-dir, else MEMORY_CURATOR_STATE,
+        else the machine's state folder; --by, else MEMORY_CURATOR_USER, else the login name."""
+        seams = seams or Seams()
+        machine = seams.applied(machine)
+        state = state_dir(root, explicit_state, machine.env, machine.state_home)
+        who = person(user or seams.user or machine.env.get("MEMORY_CURATOR_USER"), machine.login)
+        return cls(root, state, seams.clock, seams.files, machine, who, seams.judge, seams.querier, seams)
+
+    @property
+    def env(self) -> Mapping[str, str]:
+        return self.machine.env
+
+    @property
+    def host(self) -> str:
+        return self.machine.host
 
     @cached_property
     def rules(self) -> Rules:
         """The vault's rules, read on first use (a command that needs none never fails on them)."""
         return load_for_vault(self.root)
 
-    def as_user(self, user: str | None) -> Context:
-        return self if not user else Context.build(self.root, str(self.state), self.seams, user)
+
+@dataclass(frozen=True)
+class Invocation:
+    """One command line before the vault is looked for: the options every vault command shares
+    and what the CLI took from the world. The CLI's `vault_command` turns it into the command's
+    Context; `doctor` and `rules FILE` look at it themselves (a missing vault is an answer there)."""
+
+    seams: Seams
+    machine: Machine  # as the seams say
+    cwd: Path
+    vault: str | None = None  # --vault
+    state: str | None = None  # --state-dir
+    user: str | None = None  # --by
+    start: Path | None = None  # the path the command was given: its vault is the one around it
+
+    def root(self) -> Path:
+        """Design §1: --vault, else MEMORY_CURATOR_VAULT, else the vault around `start`, else
+        around the working folder."""
+        return find_root(self.start, self.vault, self.machine.env, self.cwd)
+
+    def context(self, root: Path | None = None) -> Context:
+        return Context.build(root or self.root(), self.machine, self.state, self.seams, self.user)
 
 
-def person(explicit: str | None = None) -> str:
+def person(explicit: str | None, login: str) -> str:
     """Who is acting: the name given, else the login name, on one line."""
-    name = explicit
-    if not name:
-        try:
-            name = getpass.getuser()
-        except (KeyError, OSError):
-            name = "unknown"
-    return " ".join(name.split()) or "unknown"
-
-
-def known_machine(machine: Machine | None) -> Machine:
-    """The machine the CLI read (`Seams.machine`, `Context.machine`); a clear error when none was
-    given (a context built without one, as some tests build theirs)."""
-    if machine is None:
-        raise CuratorError("the machine is unknown here (no Machine in the seams: cli.machine.here reads it)")
-    return machine
+    return " ".join((explicit or login).split()) or "unknown"

@@ -127,7 +127,7 @@ def inbox_item(root: Path, path: str | Path) -> tuple[str, str]:
 def locked(ctx: Context, wait: bool = False) -> Iterator[Executor]:
     """The sweep lock, with what a crash left half-done finished first (as a sweep does), and
     the executor this command's plans go through."""
-    with sweep_lock(ctx.state, ctx.clock, wait=wait):
+    with sweep_lock(ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=wait):
         journal = Journal(ctx.state / "journal.jsonl", ctx.clock, ctx.files)
         recovery.recover(ctx.root, ctx.state, journal, ctx.files)
         yield Executor(ctx.root, ctx.state, journal, ctx.files)

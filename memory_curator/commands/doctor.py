@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.commands import schedule
-from memory_curator.commands.context import Machine
-from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.commands.context import Invocation, Machine
+from memory_curator.core.clock import Clock
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError, RulesError
 from memory_curator.core.hosts import host_refusal
 from memory_curator.core.names import DROPPED, INBOX, RULES_PATH, printable
@@ -28,7 +28,6 @@ from memory_curator.core.rules import Rules
 from memory_curator.core.text import parse_time
 from memory_curator.store import runlog
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import find_root
 from memory_curator.store.rules_file import DEFAULT_RULES, load, vault_rules_file
 from memory_curator.store.state import lock_holder, lock_is_free, state_dir, vault_id
 
@@ -46,31 +45,47 @@ class Finding:
         return {"topic": self.topic, "level": self.level, "message": self.message, "fix": self.fix}
 
 
-def diagnose(vault: str | None, state_opt: str | None, machine: Machine, clock: Clock = SystemClock()) -> list[Finding]:
-    """Every check, on `machine` (what doctor looks at besides the vault: tests pass their own);
-    `clock` judges a stuck lock and an overdue schedule."""
-    now = clock.now()
+@dataclass(frozen=True)
+class Diagnosis:
+    """Every finding, in the order they were looked for; `failed`: any of them a problem (exit 1)."""
+
+    findings: tuple[Finding, ...]
+
+    @property
+    def failed(self) -> bool:
+        return any(f.level == "problem" for f in self.findings)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [finding.to_json() for finding in self.findings]
+
+
+def diagnose(asked: Invocation) -> Diagnosis:
+    """Every finding for the vault the command line names (none found is the first finding), on
+    the machine it runs on; `now` (from the clock) judges a stuck lock and an overdue schedule."""
     try:
-        root = find_root(None, vault)
+        root = asked.root()
     except CuratorError as exc:
-        return [Finding("vault", "problem", str(exc), "pass --vault, set MEMORY_CURATOR_VAULT or run inside the vault")]
+        fix = "pass --vault, set MEMORY_CURATOR_VAULT or run inside the vault"
+        return Diagnosis((Finding("vault", "problem", str(exc), fix),))
+    return Diagnosis(tuple(_findings(root, asked)))
+
+
+def _findings(root: Path, asked: Invocation) -> list[Finding]:
+    machine, clock = asked.machine, asked.seams.clock
     findings = check_vault(root, machine)
     rules, found = check_rules(root)
     findings += found
-    state, found = check_state(root, state_opt, machine.env)
+    state, found = check_state(root, asked.state, machine)
     findings += found
     if state is not None:
-        findings += check_lock(state, now)
-        findings += check_schedule(root, state, machine, now)
+        findings += check_lock(state, clock.now())
+        findings += check_schedule(root, state, machine, clock.now())
         findings += check_index(root, rules, state, clock)
     findings += check_judge(rules, machine.env)
-    findings += check_semantic(rules.settings.semantic.model if rules is not None else None, machine.env, root)
+    setting = rules.settings.semantic.model if rules is not None else None
+    findings += check_semantic(setting, machine.env, root, machine.data_home)
     findings += check_host(rules, machine.host)
     return findings
-
-
-def failed(findings: list[Finding]) -> bool:
-    return any(f.level == "problem" for f in findings)
 
 
 def check_vault(root: Path, machine: Machine) -> list[Finding]:
@@ -109,10 +124,10 @@ def check_rules(root: Path) -> tuple[Rules | None, list[Finding]]:
     return rules, [Finding("rules", "ok", f"{RULES_PATH} is valid ({counts})")]
 
 
-def check_state(root: Path, state_opt: str | None, env: Mapping[str, str]) -> tuple[Path | None, list[Finding]]:
+def check_state(root: Path, state_opt: str | None, machine: Machine) -> tuple[Path | None, list[Finding]]:
     fix = "point --state-dir (or MEMORY_CURATOR_STATE) at a folder you can write"
     try:
-        folder = state_dir(root, state_opt, env)
+        folder = state_dir(root, state_opt, machine.env, machine.state_home)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-"):
             pass
     except CuratorError as exc:
@@ -300,7 +315,9 @@ def check_index(root: Path, rules: Rules | None, state: Path, clock: Clock) -> l
     return [Finding("index", "warn", message, "correct their frontmatter; `memory-curator index stats` lists them")]
 
 
-def check_semantic(setting: str | None, env: Mapping[str, str], root: Path | None = None) -> list[Finding]:
+def check_semantic(
+    setting: str | None, env: Mapping[str, str], root: Path | None = None, data_home: Path | None = None
+) -> list[Finding]:
     """Semantic pairing, when the rules name a model (`setting`): the extra, where the model
     lives and its size (a `./folder` beside the vault at `root`). Missing either only warns:
     sweeps then pair lexically. Nothing at all when semantic pairing is off."""
@@ -309,11 +326,7 @@ def check_semantic(setting: str | None, env: Mapping[str, str], root: Path | Non
     if setting is None:
         return []
     try:
-        path = (
-            semantic.folder_for(setting, root, env)
-            if root is not None
-            else semantic.model_path(setting, semantic.models_dir(env))
-        )
+        path = semantic.folder_for(setting, root or Path(), env, data_home)
     except semantic.SemanticUnavailable as exc:
         return [
             Finding("semantic", "warn", f"{exc}: sweeps pair lexically only", "name a model (owner/name) or a folder")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memory_curator.core.names import INBOX, RULES_PATH
 from memory_curator.store.rules_file import DEFAULT_RULES, load
@@ -19,6 +20,14 @@ class Initialised:
     rules_path: str
     wrote_rules: bool
     created: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "root": str(self.root),
+            "rules_path": self.rules_path,
+            "wrote_rules": self.wrote_rules,
+            "created": list(self.created),
+        }
 
 
 def init_vault(root: Path) -> Initialised:

@@ -108,7 +108,17 @@ def _with_undo(entry: Entry, by: str | None) -> Entry:
     return Entry(**{**entry.__dict__, "undone_by": by})
 
 
-def read(ctx: Context, since_text: str | None, file: str | None) -> list[Entry]:
+@dataclass(frozen=True)
+class Log:
+    """The entries `log` shows, in journal order."""
+
+    entries: tuple[Entry, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": len(self.entries), "entries": [entry.to_json() for entry in self.entries]}
+
+
+def read(ctx: Context, since_text: str | None, file: str | None) -> Log:
     """The journal's entries, narrowed to one note's history and/or a time window (`--since
     7d` counts back from `clock`)."""
     found = entries(Journal(ctx.state / "journal.jsonl").records())
@@ -116,7 +126,7 @@ def read(ctx: Context, since_text: str | None, file: str | None) -> list[Entry]:
         found = trace(found, vault_path(ctx.root, file))
     if since_text:
         found = since(found, parse_since(since_text, ctx.clock.now()))
-    return found
+    return Log(tuple(found))
 
 
 def vault_path(root: Path, given: str) -> str:

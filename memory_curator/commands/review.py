@@ -84,6 +84,13 @@ class Tally:
             counts[item.action.verdict] += 1
         return counts
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "done": [item.to_json() for item in self.done],
+            **{k: getattr(self, k) for k in ("skipped", "edited", "left", "gone", "quit", "interrupted")},
+            "runs": list(self.runs),
+        }
+
 
 def scope(root: Path, path: str | None) -> tuple[set[str] | None, str | None]:
     """(agent folders, single item) that `review PATH` covers: the whole inbox, one agent
@@ -95,6 +102,16 @@ def scope(root: Path, path: str | None) -> tuple[set[str] | None, str | None]:
         return None, inbox_item(root, path)[0]
     folder = given if given.exists() or given.is_absolute() else root / given
     return {name for name, _ in scope_agents(root, folder)}, None
+
+
+def wanted(root: Path, path: str | None, agents: tuple[str, ...]) -> tuple[set[str] | None, str | None]:
+    """(agent folders, single item) a review walks: PATH's (`scope`), narrowed to the `--agent`s
+    given; None for every agent."""
+    scoped, only = scope(root, path)
+    chosen = set(agents) if agents else None
+    if chosen is not None and scoped is not None:
+        chosen &= scoped
+    return (chosen if chosen is not None else scoped), only
 
 
 def queue(
@@ -183,6 +200,26 @@ def patch_confirmed(
     if not confirm(preview):
         raise Declined(f"{preview.target}: left as it was")
     return desk.patch(rel, preview.target, confirmed=True, seen=preview.seen, settle=settle)
+
+
+def resolve(
+    desk: Desk,
+    rel: str,
+    surface: str | None = None,
+    patch_into: str | None = None,
+    drop_reason: str | None = None,
+    confirm: Callable[[Preview], bool] | None = None,
+    yes: bool = False,
+    settle: merge.Settle | None = None,
+) -> Done:
+    """`resolve`: one item decided without the queue: patched into `patch_into` (a person's
+    note only once confirmed: `patch_confirmed`), dropped for `drop_reason`, else promoted
+    (as `surface`, or as its own)."""
+    if patch_into is not None:
+        return patch_confirmed(desk, rel, patch_into, confirm, yes, settle)
+    if drop_reason is not None:
+        return desk.drop(rel, drop_reason)
+    return desk.promote(rel, surface)
 
 
 def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate) -> View:

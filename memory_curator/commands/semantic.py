@@ -36,17 +36,25 @@ class Fetched:
         return {"name": self.name, "path": str(self.path), "bytes": self.bytes, "identity": self.identity}
 
 
-def fetch(name: str, to: Path | None, env: Mapping[str, str], download: Download | None = None) -> Fetched:
+def fetch(
+    name: str,
+    to: Path | None,
+    env: Mapping[str, str],
+    download: Download | None = None,
+    *,
+    data_home: Path | None = None,
+) -> Fetched:
     """Put the model NAME (a hub name, or a local model folder to copy) at `to`, by default
-    where a `semantic: {model: NAME}` setting looks for it (`semantic.models_dir`)."""
+    where a `semantic: {model: NAME}` setting looks for it (`semantic.models_dir`: from `env`,
+    else the machine's `data_home`)."""
     source = Path(name).expanduser()
     local = source.is_dir()
     if to is not None:
         dest = to.expanduser()
     elif local:
-        dest = semantic.models_dir(env) / source.resolve().name
+        dest = semantic.models_dir(env, data_home) / source.resolve().name
     else:
-        dest = semantic.model_path(name, semantic.models_dir(env))
+        dest = semantic.model_path(name, semantic.models_dir(env, data_home))
     if not local:
         semantic.model_path(name, Path())  # a hub name, never a path or a traversal
     dest = dest.absolute()

@@ -10,11 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator.commands.context import Context, Machine, known_machine
+from memory_curator.commands.context import Context, Machine
 from memory_curator.commands.log import Entry, entries
 from memory_curator.core import compose
 from memory_curator.core.errors import CuratorError, RulesError
@@ -53,6 +54,185 @@ class InboxItem:
     @property
     def contradiction(self) -> bool:
         return "contradiction" in (self.uncertainty or "").lower()
+
+
+# --- what `status` returns ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgentCounts:
+    candidates: int = 0
+    needs_review: int = 0
+    held: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"candidates": self.candidates, "needs_review": self.needs_review, "held": self.held}
+
+
+@dataclass(frozen=True)
+class Inbox:
+    candidates: int
+    agents: Mapping[str, AgentCounts]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"candidates": self.candidates, "agents": {a: c.to_json() for a, c in self.agents.items()}}
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """The items waiting for a person: how many, the too large ones, the oldest."""
+
+    count: int
+    too_large: tuple[tuple[str, str], ...] = ()  # (path, reason)
+    oldest_path: str | None = None
+    oldest_since: str | None = None
+    oldest_age_hours: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "too_large": [{"path": path, "reason": reason} for path, reason in self.too_large],
+            "oldest_path": self.oldest_path,
+            "oldest_since": self.oldest_since,
+            "oldest_age_hours": self.oldest_age_hours,
+        }
+
+
+@dataclass(frozen=True)
+class Drops:
+    total: int
+    by_rule: Mapping[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"total": self.total, "by_rule": dict(self.by_rule)}
+
+
+SWEEP_KEYS = ("run", "started", "seconds", "processed", "promoted", "patched", "dropped", "needs_review", "errors")
+
+
+@dataclass(frozen=True)
+class LastSweep:
+    """One sweep's `run` record, as the journal holds it (its values unchecked), and whether an
+    `undo` took it back."""
+
+    record: Mapping[str, Any]
+    undone: bool
+
+    def count(self, key: str) -> object:
+        return self.record.get(key)
+
+    @property
+    def tokens(self) -> int:
+        judge = self.record.get("judge")
+        judge = judge if isinstance(judge, Mapping) else {}
+        tokens: int = (judge.get("input_tokens") or 0) + (judge.get("output_tokens") or 0)
+        return tokens
+
+    def to_json(self) -> dict[str, Any]:
+        keys = {k: self.record.get(k) for k in SWEEP_KEYS}
+        return {**keys, "judge": self.record.get("judge"), "undone": self.undone}
+
+
+@dataclass(frozen=True)
+class Day:
+    """The verdicts of one UTC day."""
+
+    date: str
+    counts: Mapping[str, int]  # one per verdict of VERDICTS
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"date": self.date, **self.counts}
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """The index as it is, never refreshed: `usable` None (not read: the rules are invalid),
+    False (unusable: `error`, or only its size), True (its size and freshness)."""
+
+    path: str
+    usable: bool | None
+    error: str | None = None
+    bytes: int | None = None
+    notes: int | None = None
+    problems: int = 0
+    refreshed: str | None = None
+    age_seconds: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.usable is None or self.error is not None:
+            return {"path": self.path, "usable": self.usable, "error": self.error}
+        if not self.usable:
+            return {"path": self.path, "usable": False, "bytes": self.bytes}
+        return {
+            "path": self.path,
+            "usable": True,
+            "bytes": self.bytes,
+            "notes": self.notes,
+            "problems": self.problems,
+            "refreshed": self.refreshed,
+            "age_seconds": self.age_seconds,
+        }
+
+
+@dataclass(frozen=True)
+class RulesState:
+    """The rules file and whether sweeps can use it (else its first problem)."""
+
+    file: str
+    valid: bool
+    line: int | None = None
+    problem: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.valid:
+            return {"file": self.file, "valid": True}
+        return {"file": self.file, "valid": False, "line": self.line, "problem": self.problem}
+
+
+@dataclass(frozen=True)
+class Status:
+    """Everything `status` shows (`schedule` is `commands.schedule.summary`'s own shape);
+    `judge` only for an agent (MCP): whether the judge is on."""
+
+    vault: str
+    state_dir: str
+    inbox: Inbox
+    needs_review: Waiting
+    drops_7d: Drops
+    contradictions: tuple[str, ...]
+    last_sweeps: tuple[LastSweep, ...]
+    verdicts_per_day: tuple[Day, ...]
+    index: IndexState | None
+    schedule: Mapping[str, Any]
+    lock_holder: str | None  # None: the lock is free
+    lock_free: bool
+    journal_path: str
+    journal_bytes: int
+    actions: int
+    rules: RulesState
+    judge: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "vault": self.vault,
+            "state_dir": self.state_dir,
+            "inbox": self.inbox.to_json(),
+            "needs_review": self.needs_review.to_json(),
+            "drops_7d": self.drops_7d.to_json(),
+            "contradictions": list(self.contradictions),
+            "last_sweeps": [sweep.to_json() for sweep in self.last_sweeps],
+            "verdicts_per_day": [day.to_json() for day in self.verdicts_per_day],
+            "index": self.index.to_json() if self.index is not None else None,
+            "schedule": self.schedule,
+            "lock": {"free": self.lock_free, "holder": self.lock_holder},
+            "journal": {"path": self.journal_path, "bytes": self.journal_bytes, "actions": self.actions},
+            "rules": self.rules.to_json(),
+        }
+        return out if self.judge is None else {**out, "judge": self.judge}
 
 
 def scan_inbox(root: Path, state: Path, agent: str | None = None, settings: Settings | None = None) -> list[InboxItem]:
@@ -98,7 +278,7 @@ def uncertainty(text: str) -> str | None:
     return head if head and tail.endswith(")") and parse_time(tail[:-1]) else reason
 
 
-def gather(ctx: Context, for_agent: bool = False) -> dict[str, Any]:
+def gather(ctx: Context, for_agent: bool = False) -> Status:
     """Everything `status` shows; ages, the 7-day drops and the days are counted from the clock.
     `for_agent` (MCP): no private item is named, so an agent learns nothing of one from status."""
     root, state, now = ctx.root, ctx.state, ctx.clock.now()
@@ -108,24 +288,28 @@ def gather(ctx: Context, for_agent: bool = False) -> dict[str, Any]:
     rules, rules_state = rules_summary(root)
     items = scan_inbox(root, state, settings=rules.settings if rules else None)
     named = [i for i in items if not i.private] if for_agent else items
-    return {
-        "vault": str(root),
-        "state_dir": str(state),
-        "inbox": inbox_summary(items),
-        "needs_review": review_summary(items, now, named),
-        "drops_7d": drops(log, now),
-        "contradictions": contradictions(root, log, named),
-        "last_sweeps": last_sweeps(records),
-        "verdicts_per_day": per_day(log, now),
-        "index": index_summary(root, state, now, rules),
-        "schedule": schedule_summary(root, state, ctx.machine),
-        "lock": {"free": lock_is_free(state), "holder": None if lock_is_free(state) else lock_holder(state)},
-        "journal": {"path": str(journal.path), "bytes": journal.size(), "actions": len(log)},
-        "rules": rules_state,
-    }
+    free = lock_is_free(state)
+    return Status(
+        vault=str(root),
+        state_dir=str(state),
+        inbox=inbox_summary(items),
+        needs_review=review_summary(items, now, named),
+        drops_7d=drops(log, now),
+        contradictions=tuple(contradictions(root, log, named)),
+        last_sweeps=last_sweeps(records),
+        verdicts_per_day=per_day(log, now),
+        index=index_summary(root, state, now, rules),
+        schedule=schedule_summary(root, state, ctx.machine),
+        lock_free=free,
+        lock_holder=None if free else lock_holder(state),
+        journal_path=str(journal.path),
+        journal_bytes=journal.size(),
+        actions=len(log),
+        rules=rules_state,
+    )
 
 
-def rules_summary(root: Path) -> tuple[Rules | None, dict[str, Any]]:
+def rules_summary(root: Path) -> tuple[Rules | None, RulesState]:
     """The vault's rules and whether a sweep can use them: an invalid file stops every sweep,
     and `status` says so with its first problem (`file:line: problem`)."""
     from memory_curator.store.rules_file import DEFAULT_RULES, load, vault_rules_file
@@ -134,8 +318,8 @@ def rules_summary(root: Path) -> tuple[Rules | None, dict[str, Any]]:
     try:
         rules = load(path)
     except RulesError as exc:
-        return None, {"file": exc.path, "valid": False, "line": exc.line, "problem": exc.message}
-    return rules, {"file": str(path), "valid": True}
+        return None, RulesState(exc.path, False, exc.line, exc.message)
+    return rules, RulesState(str(path), True)
 
 
 _CONTRADICTION = re.compile(r"(?:^|: |\()contradiction:")  # how the curator's reasons say it
@@ -169,31 +353,34 @@ def recorded_contradiction(entry: Entry) -> bool:
     return flag if isinstance(flag, bool) else bool(_CONTRADICTION.search(entry.reason))
 
 
-def inbox_summary(items: list[InboxItem]) -> dict[str, Any]:
-    agents: dict[str, dict[str, int]] = {}
+def inbox_summary(items: list[InboxItem]) -> Inbox:
+    agents: dict[str, AgentCounts] = {}
     for item in items:
-        counts = agents.setdefault(item.agent, {"candidates": 0, "needs_review": 0, "held": 0})
-        counts["candidates"] += 1
-        counts["needs_review"] += item.flagged
-        counts["held"] += item.held and not item.flagged
-    return {"candidates": len(items), "agents": agents}
+        counts = agents.get(item.agent, AgentCounts())
+        agents[item.agent] = AgentCounts(
+            counts.candidates + 1, counts.needs_review + item.flagged, counts.held + (item.held and not item.flagged)
+        )
+    return Inbox(len(items), agents)
 
 
-def review_summary(items: list[InboxItem], now: dt.datetime, named: list[InboxItem] | None = None) -> dict[str, Any]:
+def review_summary(items: list[InboxItem], now: dt.datetime, named: list[InboxItem] | None = None) -> Waiting:
     """How many wait and since when; only the items in `named` (all, unless for an agent) are named."""
     waiting = [i for i in items if i.waiting_for_person]
-    oldest = waiting[0] if waiting else None
     shown = {i.rel for i in (items if named is None else named)}
-    return {
-        "count": len(waiting),
-        "too_large": [{"path": i.rel, "reason": i.too_large} for i in waiting if i.too_large and i.rel in shown],
-        "oldest_path": (oldest.rel if oldest.rel in shown else "(a private item)") if oldest else None,
-        "oldest_since": iso(dt.datetime.fromtimestamp(oldest.mtime, dt.UTC)) if oldest else None,
-        "oldest_age_hours": round(max(0.0, now.timestamp() - oldest.mtime) / 3600, 1) if oldest else None,
-    }
+    too_large = tuple((i.rel, i.too_large) for i in waiting if i.too_large and i.rel in shown)
+    if not waiting:
+        return Waiting(0, too_large)
+    oldest = waiting[0]
+    return Waiting(
+        len(waiting),
+        too_large,
+        oldest.rel if oldest.rel in shown else "(a private item)",
+        iso(dt.datetime.fromtimestamp(oldest.mtime, dt.UTC)),
+        round(max(0.0, now.timestamp() - oldest.mtime) / 3600, 1),
+    )
 
 
-def drops(log: list[Entry], now: dt.datetime) -> dict[str, Any]:
+def drops(log: list[Entry], now: dt.datetime) -> Drops:
     """Drops of the last 7 days that are still in `.dropped/` (not undone, not restored)."""
     restored = {e.dest for e in log if e.verdict == "restore"}
     recent = [
@@ -202,17 +389,16 @@ def drops(log: list[Entry], now: dt.datetime) -> dict[str, Any]:
         if e.verdict == "drop" and e.time and now - e.time <= dt.timedelta(days=7) and e.dest not in restored
     ]
     by_rule = Counter(e.rule or "?" for e in recent)
-    return {"total": len(recent), "by_rule": dict(by_rule.most_common())}
+    return Drops(len(recent), dict(by_rule.most_common()))
 
 
-def last_sweeps(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def last_sweeps(records: list[dict[str, Any]]) -> tuple[LastSweep, ...]:
     undone = {str(r.get("undoes")) for r in records if r.get("event") == "undo"}
     runs = [r for r in records if r.get("event") == "run"][-LAST_SWEEPS:]
-    keys = ("run", "started", "seconds", "processed", "promoted", "patched", "dropped", "needs_review", "errors")
-    return [{**{k: r.get(k) for k in keys}, "judge": r.get("judge"), "undone": r.get("run") in undone} for r in runs]
+    return tuple(LastSweep(r, r.get("run") in undone) for r in runs)
 
 
-def per_day(log: list[Entry], now: dt.datetime, days: int = DAYS) -> list[dict[str, Any]]:
+def per_day(log: list[Entry], now: dt.datetime, days: int = DAYS) -> tuple[Day, ...]:
     """Verdicts per UTC day over the last `days` days, oldest first (zero days included)."""
     first = (now - dt.timedelta(days=days - 1)).date()
     counts = {first + dt.timedelta(days=n): dict.fromkeys(VERDICTS, 0) for n in range(days)}
@@ -220,47 +406,47 @@ def per_day(log: list[Entry], now: dt.datetime, days: int = DAYS) -> list[dict[s
         day = entry.time.astimezone(dt.UTC).date() if entry.time else None
         if day in counts and entry.verdict in VERDICTS:
             counts[day][entry.verdict] += 1
-    return [{"date": day.isoformat(), **c} for day, c in counts.items()]
+    return tuple(Day(day.isoformat(), c) for day, c in counts.items())
 
 
-def index_summary(root: Path, state: Path, now: dt.datetime, rules: Rules | None) -> dict[str, Any] | None:
+def index_summary(root: Path, state: Path, now: dt.datetime, rules: Rules | None) -> IndexState | None:
     """Size and freshness of the index, read without refreshing it (None: never built). With
     invalid rules (`rules` None) it is not read: `usable` is null, and `rules` says why."""
     path = state / "index.sqlite3"
     if not path.exists():
         return None
     if rules is None:
-        return {"path": str(path), "usable": None, "error": "not read: the rules file is invalid"}
+        return IndexState(str(path), None, "not read: the rules file is invalid")
     try:
         from memory_curator.index.store import Index
 
         index = Index(root, rules, state)
         try:
             if not index.usable():
-                return {"path": str(path), "usable": False, "bytes": path.stat().st_size}
+                return IndexState(str(path), False, bytes=path.stat().st_size)
             stats = index.stats()
         finally:
             index.close()
     except (ImportError, CuratorError, OSError) as exc:
-        return {"path": str(path), "usable": False, "error": str(exc)}
+        return IndexState(str(path), False, str(exc))
     refreshed = parse_time(stats.get("refreshed"))
     age = round((now - refreshed).total_seconds()) if refreshed else None
-    return {
-        "path": str(path),
-        "usable": True,
-        "bytes": stats.get("bytes"),
-        "notes": stats.get("notes"),
-        "problems": len(stats.get("problems") or []),
-        "refreshed": stats.get("refreshed"),
-        "age_seconds": age,
-    }
+    return IndexState(
+        str(path),
+        True,
+        bytes=stats.get("bytes"),
+        notes=stats.get("notes"),
+        problems=len(stats.get("problems") or []),
+        refreshed=stats.get("refreshed"),
+        age_seconds=age,
+    )
 
 
-def schedule_summary(root: Path, state: Path, machine: Machine | None) -> dict[str, Any]:
-    """The scheduled sweeps of this vault and the last one's outcome (`machine`: where they are)."""
+def schedule_summary(root: Path, state: Path, machine: Machine) -> dict[str, Any]:
+    """The scheduled sweeps of this vault and the last one's outcome."""
     try:
         from memory_curator.commands import schedule
 
-        return schedule.summary(known_machine(machine), root, state).to_json()  # asks the schedulers themselves
+        return schedule.summary(machine, root, state).to_json()  # asks the schedulers themselves
     except (ImportError, CuratorError, OSError) as exc:
         return {"installed": False, "error": str(exc)}

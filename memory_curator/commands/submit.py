@@ -28,12 +28,12 @@ _AGENT = re.compile(r"^[\w][\w.-]*$")
 class Submitted:
     inbox_path: str
     agent_id: str
-    check: dict[str, Any] | None = None
+    check: checking.Verdict | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"inbox_path": self.inbox_path, "agent_id": self.agent_id}
         if self.check is not None:
-            out["check"] = self.check
+            out["check"] = self.check.to_json()
         return out
 
 

@@ -116,7 +116,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
     if options.dry_run:
         result = _sweep(sweep, agents, scope, judge)
         return replace(result, notes=tuple(sweep.querier.notices()))
-    with sweep_lock(ctx.state, ctx.clock, wait=options.wait):
+    with sweep_lock(ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=options.wait):
         started = ctx.clock.monotonic()
         recovered = recovery.recover(ctx.root, ctx.state, journal, ctx.files)
         sweep.reviewed.update(recovered.reviewed)

@@ -221,7 +221,9 @@ class Watcher:
         self.bell.ring()
 
     def run(self) -> Iterator[Swept | Notice]:
-        with watcher_lock(self.state):  # one watcher per vault: a second one exits 75
+        with watcher_lock(
+            self.state, self.ctx.machine.pid, self.ctx.host
+        ):  # one watcher per vault: a second one exits 75
             yield from self._run()
 
     def _run(self) -> Iterator[Swept | Notice]:

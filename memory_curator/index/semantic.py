@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import platformdirs
-
 from memory_curator.core.errors import CuratorError
 from memory_curator.index.progress import PROGRESS_NOTES, Progress, bar_for
 
@@ -166,11 +164,16 @@ def extra_installed() -> bool:
         return False
 
 
-def models_dir(env: Mapping[str, str]) -> Path:
-    """Where `semantic fetch NAME` puts a model by default: `MEMORY_CURATOR_MODELS`, else the
-    user's data folder (shared by every vault of this user)."""
+def models_dir(env: Mapping[str, str], data_home: Path | None = None) -> Path:
+    """Where `semantic fetch NAME` puts a model by default: `MEMORY_CURATOR_MODELS`, else
+    `models/` in the user's data folder (`data_home`, from the context's machine: shared by every
+    vault of this user). The querier is given the folder in its `env` (`context.index_env`)."""
     chosen = env.get(MODELS_ENV)
-    return Path(chosen).expanduser() if chosen else platformdirs.user_data_path("memory-curator") / "models"
+    if chosen:
+        return Path(chosen).expanduser()
+    if data_home is None:
+        raise SemanticUnavailable(f"no models folder: {MODELS_ENV} is not set")
+    return data_home / "models"
 
 
 def model_path(setting: str, models: Path) -> Path:
@@ -188,12 +191,15 @@ def names_folder(setting: str) -> bool:
     return setting.startswith(("/", "~", "./", "../")) or setting in (".", "..")
 
 
-def folder_for(setting: str, root: Path, env: Mapping[str, str]) -> Path:
+def folder_for(setting: str, root: Path, env: Mapping[str, str], data_home: Path | None = None) -> Path:
     """The model folder a vault's `semantic.model` setting names: `model_path`, with a relative
     folder (`./models/x`) taken beside the vault, never beside wherever the command ran."""
-    path = model_path(setting, models_dir(env))
-    beside = setting.startswith(("./", "../")) or setting in (".", "..")
-    return root / path if beside else path
+    if names_folder(setting):
+        path = Path(setting).expanduser()
+        beside = setting.startswith(("./", "../")) or setting in (".", "..")
+        return root / path if beside else path
+    model_path(setting, Path())  # a model name, never a traversal: refused before any folder is asked for
+    return model_path(setting, models_dir(env, data_home))
 
 
 def not_found(path: Path) -> str:

@@ -20,7 +20,6 @@ import dataclasses
 import email.utils
 import itertools
 import math
-import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -62,11 +61,9 @@ ENV_PREFIX = "MEMORY_CURATOR_JUDGE_"
 # --- settings: flag > environment > rules file > default ---------------------------------------
 
 
-def resolve_settings(
-    base: JudgeSettings, flags: Iterable[tuple[str, str]] = (), env: Mapping[str, str] | None = None
-) -> JudgeSettings:
-    """`--judge-set NAME=VALUE`, else `MEMORY_CURATOR_JUDGE_<NAME>`, else the rules file's value."""
-    env = os.environ if env is None else env
+def resolve_settings(base: JudgeSettings, flags: Iterable[tuple[str, str]], env: Mapping[str, str]) -> JudgeSettings:
+    """`--judge-set NAME=VALUE`, else `MEMORY_CURATOR_JUDGE_<NAME>` (in `env`, the context's),
+    else the rules file's value."""
     given = dict(flags)
     known = [f.name for f in dataclasses.fields(JudgeSettings)]
     for name in given:
@@ -107,17 +104,13 @@ def _check(settings: JudgeSettings) -> None:
 
 
 def from_environment(
-    settings: JudgeSettings,
-    state: Path,
-    clock: Clock | None = None,
-    env: Mapping[str, str] | None = None,
-    files: Files = FILES,
+    settings: JudgeSettings, state: Path, clock: Clock, env: Mapping[str, str], files: Files = FILES
 ) -> AnthropicJudge | None:
-    """The judge, or None (inert) when it is disabled or there is no API key (in `env`)."""
-    key = (os.environ if env is None else env).get(KEY_ENV, "").strip()
+    """The judge, or None (inert) when it is disabled or there is no API key (in `env`, the
+    context's)."""
+    key = env.get(KEY_ENV, "").strip()
     if not settings.enabled or not key:
         return None
-    clock = clock or SystemClock()
     return AnthropicJudge(settings, key, VerdictCache.load(state / CACHE_FILE, clock, files), clock=clock)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,15 +21,16 @@ from memory_curator.core.names import (
 from memory_curator.core.text import TOO_LARGE, too_large
 
 
-def find_root(start: Path | None = None, explicit: str | os.PathLike[str] | None = None) -> Path:
-    """--vault, else MEMORY_CURATOR_VAULT, else walk up to a folder with _inbox/ or the rules."""
-    chosen = explicit or os.environ.get("MEMORY_CURATOR_VAULT")
+def find_root(start: Path | None, explicit: str | os.PathLike[str] | None, env: Mapping[str, str], cwd: Path) -> Path:
+    """--vault, else MEMORY_CURATOR_VAULT (in `env`), else walk up from `start` (else `cwd`) to a
+    folder with _inbox/ or the rules."""
+    chosen = explicit or env.get("MEMORY_CURATOR_VAULT")
     if chosen:
         root = Path(chosen).expanduser()
         if not root.is_dir():
             raise VaultNotFound(f"{root}: the vault folder does not exist", file=root)
         return require_vault(root.resolve())
-    here = (start or Path.cwd()).resolve()
+    here = (cwd / start if start is not None else cwd).resolve()
     for folder in [here, *here.parents] if here.is_dir() else list(here.parents):
         if is_vault(folder):
             return folder

@@ -11,20 +11,15 @@ import fcntl
 import hashlib
 import json
 import os
-import socket
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-import platformdirs
-
 from memory_curator.core.clock import Clock
 from memory_curator.core.errors import CuratorError, LockBusy
 from memory_curator.core.names import ascii_slug
 from memory_curator.core.text import iso
-
-APP = "memory-curator"
 
 
 def vault_id(root: Path) -> str:
@@ -32,21 +27,20 @@ def vault_id(root: Path) -> str:
     return f"{ascii_slug(root.name, 40) or 'vault'}-{hashlib.sha256(real.encode()).hexdigest()[:12]}"
 
 
-def state_folder(
-    root: Path, explicit: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
-) -> Path:
-    """--state-dir, else MEMORY_CURATOR_STATE (from `env`, else the process's environment), else
-    <user state dir>/vaults/<vault id>; nothing is created (`schedule show` changes nothing).
+def state_folder(root: Path, explicit: str | os.PathLike[str] | None, env: Mapping[str, str], state_home: Path) -> Path:
+    """--state-dir, else MEMORY_CURATOR_STATE (in `env`), else <state_home>/vaults/<vault id>
+    (`state_home`: the user's state folder, from the machine); nothing is created (`schedule
+    show` changes nothing).
 
     An explicit folder is used as it is: it is this vault's state folder.
     """
-    chosen = explicit or (os.environ if env is None else env).get("MEMORY_CURATOR_STATE")
-    return Path(chosen).expanduser() if chosen else Path(platformdirs.user_state_dir(APP)) / "vaults" / vault_id(root)
+    chosen = explicit or env.get("MEMORY_CURATOR_STATE")
+    return Path(chosen).expanduser() if chosen else state_home / "vaults" / vault_id(root)
 
 
-def state_dir(root: Path, explicit: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None) -> Path:
+def state_dir(root: Path, explicit: str | os.PathLike[str] | None, env: Mapping[str, str], state_home: Path) -> Path:
     """`state_folder`, created (private to the user) and resolved."""
-    folder = state_folder(root, explicit, env)
+    folder = state_folder(root, explicit, env, state_home)
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as exc:
@@ -55,9 +49,10 @@ def state_dir(root: Path, explicit: str | os.PathLike[str] | None = None, env: M
 
 
 @contextmanager
-def sweep_lock(folder: Path, clock: Clock, wait: bool = False) -> Iterator[None]:
-    """Exclusive flock; the kernel releases it on any exit, kill -9 included. Its holder and
-    `since` (from `clock`) are written into the file for messages and `doctor`."""
+def sweep_lock(folder: Path, clock: Clock, pid: int, host: str, wait: bool = False) -> Iterator[None]:
+    """Exclusive flock; the kernel releases it on any exit, kill -9 included. Its holder (`pid`
+    on `host`, the caller's machine) and `since` (from `clock`) are written into the file for
+    messages and `doctor`."""
     path = folder / "lock"
     handle: IO[str] = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole sweep
     try:
@@ -70,7 +65,7 @@ def sweep_lock(folder: Path, clock: Clock, wait: bool = False) -> Iterator[None]
             raise LockBusy(f"another sweep holds the lock ({holder})", file=path) from None
         handle.seek(0)
         handle.truncate()
-        handle.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": iso(clock.now())}))
+        handle.write(json.dumps({"pid": pid, "host": host, "since": iso(clock.now())}))
         handle.flush()
         yield
     finally:
@@ -78,9 +73,10 @@ def sweep_lock(folder: Path, clock: Clock, wait: bool = False) -> Iterator[None]
 
 
 @contextmanager
-def watcher_lock(folder: Path) -> Iterator[None]:
+def watcher_lock(folder: Path, pid: int, host: str) -> Iterator[None]:
     """One `watch` per vault: an exclusive flock on `<state>/watch.lock`, held while the watcher
-    runs (the kernel releases it on any exit); a second watcher gets `LockBusy` (exit 75)."""
+    (`pid` on `host`) runs (the kernel releases it on any exit); a second watcher gets
+    `LockBusy` (exit 75)."""
     path = folder / "watch.lock"
     handle: IO[str] = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held for the whole watch
     try:
@@ -94,7 +90,7 @@ def watcher_lock(folder: Path) -> Iterator[None]:
             raise LockBusy(f"another watch of this vault is running ({holder})") from None
         handle.seek(0)
         handle.truncate()
-        handle.write(f"pid {os.getpid()} on {socket.gethostname()}")
+        handle.write(f"pid {pid} on {host}")
         handle.flush()
         yield
     finally:

@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
+from memory_curator.cli.machine import build_context
 from memory_curator.cli.mcp import build_server
 from memory_curator.commands.context import Context, Seams
 from memory_curator.commands.init import init_vault
@@ -48,7 +49,7 @@ def measure(vault: Path, calls: int) -> dict[str, Any]:
         root = work / "vault"
         shutil.copytree(vault, root)
         init_vault(root)
-        ctx = Context.build(root, str(work / "state"), Seams(env={}))
+        ctx = build_context(root, str(work / "state"), Seams(env={}))
         return anyio.run(_timed, ctx, calls)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -41,12 +41,24 @@ def plan_install(
     usable = {} if forced else available(machine)
     where = choose_platform(forced, system, usable)
     if where is None:
-        job = make_job(root, state_folder(root, state_opt, env).resolve(), parse_every(every), False, sys.executable)
+        job = make_job(
+            root,
+            state_folder(root, state_opt, env, machine.state_home).resolve(),
+            parse_every(every),
+            False,
+            sys.executable,
+        )
         line = no_scheduler(usable, job)
         return JobPlan("none", job.id, unavailable=line, fallback=watch_unit(job, machine))
     if on_change and where != "launchd":
         raise CuratorError(f"--on-change needs launchd (not {where}); `memory-curator watch` sweeps on change anywhere")
-    job = make_job(root, state_folder(root, state_opt, env).resolve(), parse_every(every), on_change, sys.executable)
+    job = make_job(
+        root,
+        state_folder(root, state_opt, env, machine.state_home).resolve(),
+        parse_every(every),
+        on_change,
+        sys.executable,
+    )
     plan = install_plan(job, where, machine)
     notes = [*plan.notes, *_host_notes(root, machine.host)]
     program = SCHEDULERS[where].program

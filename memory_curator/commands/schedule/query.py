@@ -107,6 +107,6 @@ def summary(machine: Machine, root: Path, state: Path) -> Summary:
 
 def status(machine: Machine, root: Path, state_opt: str | None) -> ScheduleStatus:
     """`schedule status`: the summary, which schedulers work here and which `install` would use."""
-    state = state_folder(root, state_opt, machine.env).resolve()
+    state = state_folder(root, state_opt, machine.env, machine.state_home).resolve()
     usable = available(machine)
     return ScheduleStatus(summary(machine, root, state), usable, choose_platform(None, machine.system, usable))
