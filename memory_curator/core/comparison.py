@@ -24,6 +24,21 @@ _TRACKING = re.compile(r"^(utm_.*|fbclid|gclid|mc_cid|mc_eid|ref|ref_src|igshid|
 _PUNCT = str.maketrans("", "", string.punctuation)
 
 
+# Fields that carry no claim a candidate can contradict (docs/merge.md, "Contradictions"): the value
+# (compared on its own, with its history), the sets that union, times, provenance, confidence,
+# identity and titles, and the candidate's own signals. Every other scalar both carry is a claim.
+NOT_CLAIMS = frozenset(
+    {
+        "value", "tags", "aliases", "sources", "source_url", "participants", "roles",
+        "observed_at", "captured_at", "updated_at", "curated_at", "date", "created", "modified",
+        "history", CONTESTED, "curated_from", "confidence",
+        "type", "title", "name", "slug", "entity", "predicate", "topic",
+        "source_skill", "source_kind", "author", "load_bearing", "surprise", "ephemeral",
+    }
+)  # fmt: skip
+Conflict = tuple[str, Any, Any]  # (the field as the note spells it, the note's claim, the candidate's)
+
+
 @dataclass(frozen=True)
 class Comparison:
     """What a candidate would add to a note with the same key."""
@@ -35,6 +50,7 @@ class Comparison:
     value_changed: bool
     order: str  # "newer", "older", "unknown": the candidate's observation vs the note's
     roles: tuple[str, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()  # claims other than `value` the two state differently
 
     @property
     def additions(self) -> tuple[str, ...]:
@@ -45,12 +61,18 @@ class Comparison:
         out += [f"role {r}" for r in self.roles]
         if self.value_changed:
             out.append("a changed value")
+        out += [f"a different {field}" for field, _, _ in self.conflicts]
         return tuple(out)
 
     @property
     def contradiction(self) -> bool:
-        """A different value whose time cannot say which one is current."""
-        return self.value_changed and self.order == "unknown"
+        """A different value, or another claim, whose time cannot say which one is current."""
+        return (self.value_changed or bool(self.conflicts)) and self.order == "unknown"
+
+    @property
+    def differs(self) -> tuple[str, ...]:
+        """What the candidate states otherwise than the note: `value` and each conflicting field."""
+        return (*(("value",) if self.value_changed else ()), *(field for field, _, _ in self.conflicts))
 
 
 def norm_text(value: Any) -> str:
@@ -98,12 +120,35 @@ def observed(frontmatter: Mapping[str, Any]) -> dt.datetime | None:
     return None
 
 
+def conflicts(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any], skip: Iterable[str] = ()) -> tuple[Conflict, ...]:
+    """The claims both state, differently (after folding case, accents and punctuation), field
+    by field; a key spelled in another case is the note's own (`Status` is `status`)."""
+    spelled = {str(k).casefold(): k for k in note_fm}
+    ignored = {k.casefold() for k in (*NOT_CLAIMS, *skip)}
+    out = []
+    for key, mine in cand_fm.items():
+        name = spelled.get(str(key).casefold())
+        if name is None or str(key).casefold() in ignored or not (_claim(mine) and _claim(note_fm[name])):
+            continue
+        if norm_text(mine) != norm_text(note_fm[name]):
+            out.append((str(name), note_fm[name], mine))
+    return tuple(out)
+
+
+def _claim(value: Any) -> bool:
+    """A scalar that says something (a list or a mapping is a set or a structure, never one claim)."""
+    return not blank(value) and not isinstance(value, list | dict | tuple | set)
+
+
 def compare(
     note_fm: Mapping[str, Any],
     note_tags: Iterable[str],
     cand_fm: Mapping[str, Any],
     cand_tags: Iterable[str],
+    skip: Iterable[str] = (),
 ) -> Comparison:
+    """What the candidate adds to the note; `skip`: its keys that are no claim of its own (the
+    agent's bookkeeping, person-only fields)."""
     known_sources = {norm_url(s) for s in [*sources_of(note_fm), *history_sources(note_fm)]}
     new_sources = new_items(sources_of(cand_fm), known_sources, norm_url)
     known_tags = {norm_tag(t) for t in note_tags}
@@ -118,8 +163,16 @@ def compare(
     value_changed = _value_changed(note_fm, cand_fm, order)
     if value_changed and blank(note_fm.get("value")):
         order = "newer"  # a value where the note had none replaces nothing: never a contradiction
+    differ = conflicts(note_fm, cand_fm, skip)
     return Comparison(
-        new_sources, new_tags, sets["participants"], sets["aliases"], value_changed, order, roles=sets["roles"]
+        new_sources,
+        new_tags,
+        sets["participants"],
+        sets["aliases"],
+        value_changed,
+        order,
+        roles=sets["roles"],
+        conflicts=differ,
     )
 
 
@@ -158,7 +211,7 @@ def settled(comparison: Comparison, note_fm: Mapping[str, Any], cand_fm: Mapping
     history), the old one kept (`old`: the new one to history), or both kept (`both`: the new
     one beside the current value, under `contradictions:`)."""
     order = {"new": "newer", "old": "older", "both": "contested"}[how]
-    return replace(comparison, order=order, value_changed=_value_changed(note_fm, cand_fm, order))
+    return replace(comparison, order=order, value_changed=_value_changed(note_fm, cand_fm, order))  # conflicts stay
 
 
 def _order(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any]) -> str:
@@ -166,3 +219,27 @@ def _order(note_fm: Mapping[str, Any], cand_fm: Mapping[str, Any]) -> str:
     if mine is None or theirs is None or mine == theirs:
         return "unknown"
     return "newer" if mine > theirs else "older"
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_WORD = re.compile(r"[^\W\d_]{4,}")  # a content word, roughly: letters, four or more
+NEW_SHARE = 0.6  # a sentence with less than this share of its content words in the note is news
+CONTENT_WORDS = 4  # a shorter sentence ("See above.") says too little to be news
+
+
+def _content_words(text: str) -> set[str]:
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    return set(_WORD.findall("".join(c for c in folded if not unicodedata.combining(c))))
+
+
+def new_sentences(body: str, note_text: str) -> tuple[str, ...]:
+    """The sentences of a candidate's body that the note does not hold: a rewording of what the
+    note says is not news (most of its words are there), a sentence the note lacks is
+    ("already known and unchanged" means unchanged content too, design §3)."""
+    held = _content_words(note_text)
+    out = []
+    for sentence in _SENTENCE.split(body):
+        words = _content_words(sentence)
+        if len(words) >= CONTENT_WORDS and len(words & held) < NEW_SHARE * len(words):
+            out.append(" ".join(sentence.split()))
+    return tuple(out)

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeGuard
 
 from memory_curator.core import evidence
 from memory_curator.core.candidate import Candidate, placement_problem, with_hints
+from memory_curator.core.comparison import Comparison
 from memory_curator.core.conditions import Cond, Subject, evaluate
 from memory_curator.core.facts import Facts
 from memory_curator.core.ownership import claims
@@ -188,14 +189,22 @@ def _patch(candidate: Candidate, facts: Facts, criteria: dict[str, Value]) -> De
     assert existing is not None and comparison is not None
     surface = candidate.surface.name if candidate.surface else None
     if not existing.curator_owned:  # the person's note: a sweep never changes it (design §3)
-        flag = comparison.value_changed
-        why = f"matches the person's note {existing.path}" + (" (contradiction: the values differ)" if flag else "")
+        flag = bool(comparison.differs)
+        said = f" (contradiction: {_differs(comparison)})" if flag else ""
+        why = f"matches the person's note {existing.path}{said}"
         return Decision("needs_review", why, surface, existing.path, criteria=criteria, contradiction=flag)
     if comparison.contradiction:
-        why = f"contradiction: a different value for {existing.path} with no newer observation time"
+        why = f"contradiction: {_differs(comparison)} for {existing.path} with no newer observation time"
         return Decision("needs_review", why, surface, existing.path, criteria=criteria, contradiction=True)
     added = ", ".join(comparison.additions)
     return Decision("patch", f"adds {added} to {existing.path}", surface, existing.path, criteria=criteria)
+
+
+def _differs(comparison: Comparison) -> str:
+    """`a different value`, or `status: active -> archived` for each other claim: old beside new."""
+    said = ["a different value"] if comparison.value_changed else []
+    said += [f"{field}: {old} -> {new}" for field, old, new in comparison.conflicts]
+    return "; ".join(said)
 
 
 def _judge_relation(
@@ -249,7 +258,9 @@ def _detail(name: str, candidate: Candidate, rules: Rules, facts: Facts) -> str:
         return placement_problem(candidate, rules) or ""
     if name == "novel":
         if facts.existing is not None:
-            return f"a note with this key exists: {facts.existing.path}"
+            said = f"a note with this key exists: {facts.existing.path}"
+            count = len(facts.adds_text)
+            return said + (f"; its body adds {count} sentence{'s' * (count > 1)} the note lacks" if count else "")
         return found_notes(facts)
     return ""
 

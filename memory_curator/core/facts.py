@@ -14,7 +14,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from memory_curator.core import merge
-from memory_curator.core.candidate import Candidate
+from memory_curator.core.candidate import Candidate, not_carried
+from memory_curator.core.comparison import new_sentences
 from memory_curator.core.notes import Note, all_tags, wikilinks
 from memory_curator.core.ownership import on_surface
 from memory_curator.core.rules import Rules
@@ -61,6 +62,7 @@ class Facts:
     neighbours: tuple[Neighbour, ...] = ()
     subjects: tuple[ExistingNote, ...] = ()  # other notes about the same subject (`subject_notes`)
     near: tuple[Neighbour, ...] = ()  # the neighbours that made `near_duplicate`
+    adds_text: tuple[str, ...] = ()  # sentences of the candidate's body the note with its key lacks
     semantic: tuple[Neighbour, ...] = ()  # the semantic neighbours (`semantic_neighbours`), scored by cosine
     close: tuple[Neighbour, ...] = ()  # the semantic neighbours that made `semantic_neighbour`
 
@@ -136,13 +138,17 @@ def gather_facts(
         subjects = () if existing is not None else subjects
     comparison = None
     if existing is not None:
-        comparison = merge.compare(existing.frontmatter, all_tags(existing.note), candidate.frontmatter, candidate.tags)
+        comparison = merge.compare(
+            existing.frontmatter, all_tags(existing.note), candidate.frontmatter, candidate.tags, not_carried(candidate)
+        )
     duplicate = querier.duplicate_of(candidate)
     if existing is not None and duplicate == existing.path:
         duplicate = None
+    adds_text = new_sentences(candidate.note.body, existing.text) if existing is not None else ()
     facts = Facts(
         exact_key_exists=existing is not None,
-        known_unchanged=comparison is not None and not comparison.additions,
+        known_unchanged=comparison is not None and not comparison.additions and not adds_text,
+        adds_text=adds_text,
         exact_duplicate=duplicate is not None,
         links_to_durable_note=querier.links_to_durable(wikilinks(candidate.note.body)),
         existing=existing,

@@ -106,11 +106,11 @@ def merge(
         return Merged(note_text, refused="the note is human-authored")
     if not isinstance(fm.get("history", []), list | type(None)):
         return Merged(note_text, refused="the note's history: is not a list")
-    comparison = compare(fm, all_tags(note), candidate.frontmatter, candidate.tags)
+    comparison = compare(fm, all_tags(note), candidate.frontmatter, candidate.tags, not_carried(candidate))
     if settle is not None:
         comparison = settled(comparison, fm, candidate.frontmatter, settle)
     if comparison.contradiction:
-        why = "contradiction: a different value with no newer or older observation time"
+        why = f"contradiction: a different {' and '.join(comparison.differs)} with no newer or older observation time"
         return Merged(note_text, refused=why, contradiction=True)
     edit = _Edit(candidate, comparison, fm, _identity_keys(candidate), provenance=not person)
     section = _update_section(note, candidate, edit.reported(), now)
@@ -156,6 +156,7 @@ class _Edit:
 
     def apply(self, data: CommentedMap, now: dt.datetime, body_appended: bool) -> None:
         self._value(data)
+        self._claims(data)
         self._sources(data)
         self._history(data)
         self._tags(data)
@@ -201,6 +202,28 @@ class _Edit:
         else:
             _add_history(data, _pick(self.spelled, VALUE_GROUP))
             self.summary.append(f"older value {new} kept in history")
+
+    def _claims(self, data: CommentedMap) -> None:
+        """Claims other than `value` the candidate states otherwise (`comparison.conflicts`), by
+        the same time rule as a value: a newer one replaces the note's, which goes to history
+        with its time; an older one goes to history only; a person's "both" keeps it beside."""
+        cmp = self.comparison
+        for field, old, new in cmp.conflicts:
+            mine = self.spelled.get(field, self._spelled_as(field, new))
+            if cmp.order == "newer":
+                _add_history(data, {field: copy.deepcopy(data[field]), **_pick(data, TIME_KEYS)})
+                data[field] = mine
+                self.summary.append(f"{field} {_scalar(old)} -> {_scalar(new)} (the old one kept in history)")
+            elif cmp.order == "contested":
+                _extend(data, CONTESTED, [CommentedMap({field: mine, **_pick(self.spelled, TIME_KEYS)})])
+                self.summary.append(f"{field} {_scalar(new)} kept beside {_scalar(old)} as a contradiction")
+            else:
+                _add_history(data, {field: mine, **_pick(self.spelled, TIME_KEYS)})
+                self.summary.append(f"older {field} {_scalar(new)} kept in history")
+
+    def _spelled_as(self, field: str, default: Any) -> Any:
+        """The candidate's own text of a field the note spells in another case (`Status`)."""
+        return next((v for k, v in self.spelled.items() if str(k).casefold() == field.casefold()), default)
 
     def _sources(self, data: CommentedMap) -> None:
         new = list(self.comparison.sources)
@@ -260,9 +283,13 @@ class _Edit:
             self.summary.append(f"confidence {theirs} -> {mine}" if theirs is not None else f"confidence {mine}")
 
     def _fill(self, data: CommentedMap) -> None:
-        """Fields the note lacks are added; identity and decision signals never are."""
+        """Fields the note lacks are added (a key the note spells in another case is the note's:
+        never a second `Status` beside `status`); identity and decision signals never are."""
+        held = {str(k).casefold() for k in data}
         for key, value in self.cand.items():
-            if key in data or key in MERGED_KEYS or key in SIGNAL_KEYS or key in self.identity or blank(value):
+            if str(key).casefold() in held or key in MERGED_KEYS or key in SIGNAL_KEYS or key in self.identity:
+                continue
+            if blank(value):
                 continue
             _put(data, key, self.spelled.get(key, value))
             self.summary.append(f"field {key}")
@@ -270,11 +297,14 @@ class _Edit:
     def reported(self) -> list[str]:
         """Candidate fields that differ from the note but merge into no field: kept as text."""
         out = []
+        claimed = {field.casefold() for field, _, _ in self.comparison.conflicts}  # written or refused, never text
+        note = {str(k).casefold(): v for k, v in self.note_fm.items()}
         for key, value in self.cand.items():
-            if key in MERGED_KEYS or key in SIGNAL_KEYS or blank(value):
+            folded = str(key).casefold()
+            if key in MERGED_KEYS or key in SIGNAL_KEYS or blank(value) or folded in claimed:
                 continue
-            if key in self.identity or key in self.note_fm:
-                if key in self.note_fm and norm_text(self.note_fm[key]) == norm_text(value):
+            if key in self.identity or folded in note:
+                if folded in note and norm_text(note[folded]) == norm_text(value):
                     continue
                 out.append(f"`{key}: {_scalar(value)}`")
         return out
