@@ -322,7 +322,7 @@ def test_each_bad_value_is_a_usage_error_found_before_the_vault(
     assert code == EXIT_USAGE, err
     error = json.loads(out)["error"]
     assert error["code"] == EXIT_USAGE and error["file"] is None
-    assert f"Error: {error['message']}" in err
+    assert err == f"memory-curator: {error['message']}\n"  # issue 27: with --json, one line, no usage text
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,9 @@ locked, 130 interrupted), and with `--json` also one error object on stdout; no 
 
 from __future__ import annotations
 
+import errno
+import os
+import sqlite3
 import sys
 import traceback
 from pathlib import Path
@@ -14,9 +17,9 @@ import click
 from memory_curator.cli import render as report
 from memory_curator.cli.machine import here
 from memory_curator.core import names
-from memory_curator.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CuratorError
+from memory_curator.core.errors import EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CuratorError
 from memory_curator.store import paths as vault_mod
-from memory_curator.store.state import state_folder
+from memory_curator.store.state import state_fix, state_folder, state_problem
 
 
 def main(cli: click.Group, argv: list[str] | None = None) -> NoReturn:
@@ -28,8 +31,11 @@ def main(cli: click.Group, argv: list[str] | None = None) -> NoReturn:
     except click.exceptions.Abort:  # click's name for Ctrl-C (and end of input at a prompt)
         _fail(args, EXIT_INTERRUPTED, "aborted")
     except click.ClickException as exc:
-        exc.show()  # the usage and the error, as click prints them
-        _fail(args, exc.exit_code if exc.exit_code else EXIT_USAGE, exc.format_message(), shown=True)
+        code = exc.exit_code if exc.exit_code else EXIT_USAGE
+        if _wants_json(args):  # a program reads stdout: one object there, one line on stderr
+            _fail(args, code, exc.format_message(), prefix="memory-curator: ")
+        exc.show()  # a person reads it: the usage and the error, as click prints them
+        _fail(args, code, exc.format_message(), shown=True)
     except CuratorError as exc:  # a message may quote a file name: shown escaped
         if exc.exit_code == EXIT_OK:  # not an error (OtherHost): the line says why, no error object
             report.error_line(f"memory-curator: {names.printable(str(exc))}")
@@ -37,12 +43,43 @@ def main(cli: click.Group, argv: list[str] | None = None) -> NoReturn:
         _fail(args, exc.exit_code, str(exc), exc.file, prefix="memory-curator: ")
     except KeyboardInterrupt:
         _fail(args, EXIT_INTERRUPTED, "interrupted")
+    except (OSError, sqlite3.Error) as exc:  # the state folder (index, journal, lock) cannot be written
+        state = _crash_folder(args)
+        if not _in_state(exc, state):
+            _internal(args, exc)
+        error = exc if isinstance(exc, OSError) else OSError(_sqlite_errno(exc), str(exc))
+        message = f"{state_problem(state, error)}: {state_fix(state, error)}"
+        _fail(args, EXIT_CONFIG, message, str(state), prefix="memory-curator: ")
     except Exception as exc:  # a bug: say so in one line, keep the traceback in a log
-        log = _crash_log(args)
-        what = f"{type(exc).__name__}: {exc}"
-        message = f"internal error: {what} (details: {log})"
-        _fail(args, EXIT_INTERNAL, message, None if log == "unavailable" else log, prefix="memory-curator: ")
+        _internal(args, exc)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _internal(args: list[str], exc: BaseException) -> NoReturn:
+    log = _crash_log(args)
+    what = f"{type(exc).__name__}: {exc}"
+    message = f"internal error: {what} (details: {log})"
+    _fail(args, EXIT_INTERNAL, message, None if log == "unavailable" else log, prefix="memory-curator: ")
+
+
+def _in_state(exc: OSError | sqlite3.Error, state: Path) -> bool:
+    """Whether an error is the state folder's: a file in it, or the index (which lives there)."""
+    if isinstance(exc, sqlite3.Error):
+        return True
+    name = exc.filename
+    if name is None:
+        return False
+    try:
+        Path(os.fsdecode(name)).resolve().relative_to(state.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _sqlite_errno(exc: sqlite3.Error) -> int:
+    """The errno a SQLite error stands for, as far as a person's fix goes."""
+    text = str(exc).lower()
+    return errno.ENOSPC if "full" in text else errno.EACCES
 
 
 def _fail(

@@ -190,6 +190,16 @@ def _sweep(result: SweepResult, as_json: bool) -> None:
     line = waiting_line(result.waiting(), result.judge_ready)
     if line:
         console.print(line, highlight=False, markup=False)
+    if result.ignored:
+        console.print(ignored_line(result.ignored), highlight=False, markup=False)
+
+
+def ignored_line(ignored: tuple[tuple[str, str], ...]) -> str:
+    """One line for the inbox entries that are no candidates (each said once until it changes)."""
+    path, why = ignored[0]
+    more = f" and {len(ignored) - 1} more" if len(ignored) > 1 else ""
+    head = why.split(":")[0]
+    return printable(f"not a candidate: {path} ({head}){more}; `memory-curator status` lists each and why")
 
 
 JUDGE_HINT = "set ANTHROPIC_API_KEY to let the judge settle what the rules cannot (docs/judge.md)"

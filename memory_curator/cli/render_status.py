@@ -52,6 +52,8 @@ def status(data: Status, as_json: bool) -> None:
     console.print(f"[yellow]waiting for a person:[/] {review.count}{oldest}")
     for path, reason in review.too_large:
         console.print(f"  {shown(path)}: {shown(reason)} (never read; split it or move it by hand)")
+    for path, why in data.ignored:
+        console.print(f"[dim]not a candidate:[/] {shown(path)}: {shown(why)}")
     if data.contradictions:
         console.print(f"[red]contradictions flagged:[/] {', '.join(shown(p) for p in data.contradictions)}")
     drops = data.drops_7d

@@ -12,7 +12,6 @@ import json
 import os
 import sqlite3
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,18 @@ from memory_curator.core.rules import Rules
 from memory_curator.core.text import parse_time
 from memory_curator.store import runlog
 from memory_curator.store.journal import Journal
+from memory_curator.store.paths import ignored_entries
 from memory_curator.store.rules_file import DEFAULT_RULES, load, vault_rules_file
-from memory_curator.store.state import lock_holder, lock_is_free, state_dir, vault_id
+from memory_curator.store.state import (
+    STATE_FIX,
+    lock_holder,
+    lock_is_free,
+    state_dir,
+    state_fix,
+    state_problem,
+    vault_id,
+)
+from memory_curator.store.writer import FILES, Files
 
 LOCK_STUCK = dt.timedelta(hours=1)
 
@@ -75,7 +84,7 @@ def _findings(root: Path, asked: Invocation) -> list[Finding]:
     findings = check_vault(root, machine)
     rules, found = check_rules(root)
     findings += found
-    state, found = check_state(root, asked.state, machine)
+    state, found = check_state(root, asked.state, machine, asked.seams.files)
     findings += found
     if state is not None:
         findings += check_lock(state, clock.now())
@@ -101,6 +110,7 @@ def check_vault(root: Path, machine: Machine) -> list[Finding]:
             out.append(Finding("vault", "problem", f"{folder} is not writable: sweeps cannot move notes", fix))
     if not out:
         out.append(Finding("vault", "ok", f"{root} is readable and writable"))
+    out += [Finding("inbox", "warn", f"{e.rel}: not a candidate", e.why) for e in ignored_entries(root)]
     note = schedule.fda_note(root, sys.executable, machine.home, machine.system)
     if note:
         out.append(Finding("macOS", "warn", note))
@@ -124,17 +134,26 @@ def check_rules(root: Path) -> tuple[Rules | None, list[Finding]]:
     return rules, [Finding("rules", "ok", f"{RULES_PATH} is valid ({counts})")]
 
 
-def check_state(root: Path, state_opt: str | None, machine: Machine) -> tuple[Path | None, list[Finding]]:
-    fix = "point --state-dir (or MEMORY_CURATOR_STATE) at a folder you can write"
+PROBE = ".doctor-probe"
+PROBE_BYTES = 64 * 1024  # enough to meet a disk that is full, not only one without a free inode
+
+
+def check_state(
+    root: Path, state_opt: str | None, machine: Machine, files: Files = FILES
+) -> tuple[Path | None, list[Finding]]:
+    """The state folder, proved as a sweep uses it: real bytes written and fsynced through the one
+    writer, then removed (an empty temp file would pass on a full disk, where every sweep fails)."""
     try:
         folder = state_dir(root, state_opt, machine.env, machine.state_home)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".doctor-"):
-            pass
     except CuratorError as exc:
-        return None, [Finding("state", "problem", str(exc), fix)]
+        return None, [Finding("state", "problem", str(exc), STATE_FIX)]
+    try:
+        files.write_state_file(folder / PROBE, b"\0" * PROBE_BYTES)
     except OSError as exc:
-        return None, [Finding("state", "problem", f"{state_opt or 'the state directory'}: {exc.strerror}", fix)]
-    return folder, [Finding("state", "ok", f"{folder} works")]
+        return None, [Finding("state", "problem", state_problem(folder, exc), state_fix(folder, exc))]
+    finally:
+        files.unlink_quietly(folder / PROBE)
+    return folder, [Finding("state", "ok", f"{folder} works (written and fsynced)")]
 
 
 def check_lock(state: Path, now: dt.datetime) -> list[Finding]:

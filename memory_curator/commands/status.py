@@ -25,7 +25,7 @@ from memory_curator.core.rules import Rules, Settings
 from memory_curator.core.text import iso, parse_time
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores
-from memory_curator.store.paths import agent_dirs, list_candidates, oversize, read_capped
+from memory_curator.store.paths import agent_dirs, ignored_entries, list_candidates, oversize, read_capped
 from memory_curator.store.state import lock_holder, lock_is_free
 
 VERDICTS = ("promote", "patch", "drop", "needs_review")
@@ -215,6 +215,7 @@ class Status:
     actions: int
     rules: RulesState
     judge: str | None = None
+    ignored: tuple[tuple[str, str], ...] = ()  # inbox entries that are no candidates: (path, why)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -231,6 +232,7 @@ class Status:
             "lock": {"free": self.lock_free, "holder": self.lock_holder},
             "journal": {"path": self.journal_path, "bytes": self.journal_bytes, "actions": self.actions},
             "rules": self.rules.to_json(),
+            "ignored": [{"path": path, "why": why} for path, why in self.ignored],
         }
         return out if self.judge is None else {**out, "judge": self.judge}
 
@@ -306,6 +308,7 @@ def gather(ctx: Context, for_agent: bool = False) -> Status:
         journal_bytes=journal.size(),
         actions=len(log),
         rules=rules_state,
+        ignored=tuple((e.rel, e.why) for e in ignored_entries(root)),
     )
 
 

@@ -115,7 +115,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
     agents = scope_agents(ctx.root, scope)
     if options.dry_run:
         result = _sweep(sweep, agents, scope, judge)
-        return replace(result, notes=tuple(sweep.querier.notices()))
+        return replace(result, notes=tuple(sweep.querier.notices()), ignored=_ignored(ctx, agents, save=False))
     with sweep_lock(ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=options.wait):
         started = ctx.clock.monotonic()
         recovered = recovery.recover(ctx.root, ctx.state, journal, ctx.files)
@@ -130,8 +130,11 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
             _journal_run(sweep, result, ctx.clock.monotonic() - started)
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
+        ignored = _ignored(ctx, agents, save=True)
     ready = judge is not None or not options.use_judge
-    return SweepResult(result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes), ready)
+    return SweepResult(
+        result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes), ready, ignored
+    )
 
 
 def _begin(ctx: Context, rules: Rules, options: Options, judge_settings: JudgeSettings, journal: Journal) -> Sweep:
@@ -486,3 +489,8 @@ def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> 
     if plan.verdict in ("promote", "patch") and plan.dest:
         sweep.querier.stage(plan.dest, (plan.written(plan.dest) or b"").decode("utf-8"))
     return action(candidate, prepared.decision, moved_to=moved, diff=prepared.diff)
+
+
+def _ignored(ctx: Context, agents: list[tuple[str, Path]], save: bool) -> tuple[tuple[str, str], ...]:
+    folders = {relpath(ctx.root, folder) for _, folder in agents}
+    return stores.ignored_to_say(ctx.root, ctx.state, folders, ctx.files, save)

@@ -95,6 +95,7 @@ class SweepResult:
     judge: Mapping[str, Any] | None = None
     notes: tuple[str, ...] = ()  # recovery repairs and other one-line remarks
     judge_ready: bool = True  # False: a judge was wanted but none is configured (the run's hint)
+    ignored: tuple[tuple[str, str], ...] = ()  # inbox entries that are no candidates, new since last said: (path, why)
 
     def totals(self) -> dict[str, int]:
         keys = ["processed", *VERDICT_KEYS.values()]
@@ -120,6 +121,8 @@ class SweepResult:
             extra["judge"] = dict(self.judge)
         if self.notes:
             extra["notes"] = list(self.notes)
+        if self.ignored:
+            extra["ignored"] = [{"path": path, "why": why} for path, why in self.ignored]
         if self.single_agent:
             agent = self.agents[0] if self.agents else AgentResult("inbox")
             return {**agent.to_json(), **extra}

@@ -87,6 +87,9 @@ def describe(exc: BaseException, still_there: bool = True) -> str:
     """A candidate's failure as its error entry says it: the OS's words for an I/O error, and
     where the candidate is now (still in the inbox, or gone with its destination to check)."""
     what = f"{exc.strerror} ({type(exc).__name__})" if isinstance(exc, OSError) and exc.strerror else str(exc)
+    doing = getattr(exc, "__notes__", None)  # which operation on which file (`store.executor`)
+    if doing:
+        what = f"{doing[-1]}: {what}"
     if still_there:
         return f"{what}; left in the inbox"
     return f"{what} after the inbox file was removed; the next sweep checks its destination is durable"

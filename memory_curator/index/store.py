@@ -31,6 +31,7 @@ from memory_curator.index.build import read_note as read_note  # where `querier`
 from memory_curator.index.progress import Progress as Progress  # where the context finds it
 from memory_curator.index.progress import bar_for
 from memory_curator.index.rows import Layout, tokens
+from memory_curator.store.state import STATE_FIX
 from memory_curator.store.writer import FILES, Files
 
 SCHEMA_VERSION = 2  # 2: body_hash, headings and Unicode slugs among the names
@@ -185,7 +186,8 @@ class Index:
         try:
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
-            raise IndexUnavailable(f"{self.path}: cannot open the index: {exc}") from None
+            why = f"{self.path}: cannot open the index: {exc}"
+            raise IndexUnavailable(f"{why}; the index is rebuilt from the notes: {STATE_FIX}") from None
         conn.execute("PRAGMA busy_timeout = 30000")
         with contextlib.suppress(sqlite3.DatabaseError):  # a corrupt file: usable() says so
             conn.execute("PRAGMA synchronous = NORMAL")  # WAL: a crash may lose the last refresh, not corrupt

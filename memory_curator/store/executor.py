@@ -18,6 +18,15 @@ from memory_curator.store.journal import Journal
 from memory_curator.store.paths import relpath, safe_join
 from memory_curator.store.writer import Files
 
+DOING = {  # a step's operation, as an error says what failed
+    "keep": "keeping a copy in",
+    "hold": "holding it for review in",
+    "create": "writing",
+    "create_unique": "writing",
+    "replace": "rewriting",
+    "remove": "removing",
+}
+
 
 @dataclass
 class Executor:
@@ -46,7 +55,16 @@ class Executor:
         return placed
 
     def apply(self, step: Step) -> str | None:
-        """One step; recovery uses it too, for the steps a crash left undone."""
+        """One step; recovery uses it too, for the steps a crash left undone. An I/O error says
+        which operation on which file failed (a note on it: `core.text.describe` reads it)."""
+        try:
+            return self._apply(step)
+        except OSError as exc:
+            where = f"the state folder {self.state}" if step.op in ("keep", "hold") else step.path
+            exc.add_note(f"{DOING.get(step.op, step.op)} {where}")
+            raise
+
+    def _apply(self, step: Step) -> str | None:
         if step.op == "keep":
             assert step.data is not None
             stores.save_preimage(self.state, step.data, self.files)

@@ -22,19 +22,31 @@ from memory_curator.core.text import TOO_LARGE, too_large
 
 
 def find_root(start: Path | None, explicit: str | os.PathLike[str] | None, env: Mapping[str, str], cwd: Path) -> Path:
-    """--vault, else MEMORY_CURATOR_VAULT (in `env`), else walk up from `start` (else `cwd`) to a
-    folder with _inbox/ or the rules."""
+    """Design §1, the one rule for every command: --vault, else MEMORY_CURATOR_VAULT (in `env`),
+    else the vault around `start` (the path the command was given), else — that path lies in no
+    vault, e.g. a candidate drafted in a temp folder — the vault around `cwd`."""
     chosen = explicit or env.get("MEMORY_CURATOR_VAULT")
     if chosen:
         root = Path(chosen).expanduser()
         if not root.is_dir():
             raise VaultNotFound(f"{root}: the vault folder does not exist", file=root)
         return require_vault(root.resolve())
-    here = (cwd / start if start is not None else cwd).resolve()
+    places = list(dict.fromkeys([(cwd / start).resolve(), cwd.resolve()] if start is not None else [cwd.resolve()]))
+    for here in places:
+        found = _vault_around(here)
+        if found is not None:
+            return found
+    where = places[0] if len(places) == 1 else f"{places[0]} (nor {places[1]})"
+    raise VaultNotFound(
+        f"{where}: no vault found (no _inbox/ or {RULES_PATH} here or above); use --vault", file=places[0]
+    )
+
+
+def _vault_around(here: Path) -> Path | None:
     for folder in [here, *here.parents] if here.is_dir() else list(here.parents):
         if is_vault(folder):
             return folder
-    raise VaultNotFound(f"{here}: no vault found (no _inbox/ or {RULES_PATH} here or above); use --vault", file=here)
+    return None
 
 
 def is_vault(root: Path) -> bool:

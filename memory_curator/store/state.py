@@ -119,3 +119,22 @@ def lock_is_free(folder: Path) -> bool:
             return False
         fcntl.flock(handle, fcntl.LOCK_UN)
         return True
+
+
+STATE_FIX = "point --state-dir (or MEMORY_CURATOR_STATE) at a folder you can write"
+_FULL = {errno.ENOSPC, errno.EDQUOT}
+
+
+def state_problem(folder: Path, exc: OSError) -> str:
+    """What a failed write into the state folder means, naming the folder (not the file in it)."""
+    why = exc.strerror or type(exc).__name__
+    if exc.errno in _FULL:
+        return f"{folder}: the disk holding the state folder is full ({why})"
+    return f"{folder}: the state folder cannot be written ({why})"
+
+
+def state_fix(folder: Path, exc: OSError) -> str:
+    """What to do about it: free space, or the right to write, or another folder."""
+    if exc.errno in _FULL:
+        return f"free space on the disk that holds {folder}, or {STATE_FIX}"
+    return f"give yourself write access (chmod -R u+rwX {folder}), or {STATE_FIX}"

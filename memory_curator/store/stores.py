@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memory_curator.core.notes import content_hash
-from memory_curator.store.paths import Ignored
+from memory_curator.store.paths import Ignored, ignored_entries
 from memory_curator.store.writer import FILES, Files
 
 LEDGER = "reviewed.json"
@@ -119,3 +119,16 @@ def _load_ignored(state: Path) -> dict[str, list[object]]:
     except (OSError, ValueError):
         return {}
     return {str(k): list(v) for k, v in data.items() if isinstance(v, list)} if isinstance(data, dict) else {}
+
+
+def ignored_to_say(
+    root: Path, state: Path, folders: set[str], files: Files = FILES, save: bool = True
+) -> tuple[tuple[str, str], ...]:
+    """The entries of the swept inbox `folders` that are no candidates, each said once until it
+    changes (`status` and `doctor` always list them all): (path, why)."""
+    entries = [e for e in ignored_entries(root) if e.rel.rstrip("/").rpartition("/")[0] in folders]
+    news = ignored_news(state, entries)
+    if save:
+        with contextlib.suppress(OSError):  # a remark, not content: a full disk says it again next time
+            save_ignored(state, entries, files)
+    return tuple((e.rel, e.why) for e in news)
