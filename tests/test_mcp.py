@@ -332,3 +332,12 @@ def test_a_wrong_argument_is_one_line_in_the_clis_words(
 
 def test_a_tools_own_error_is_the_clis_line_without_the_sdks_prefix(ctx: Context) -> None:
     assert error_text(call(ctx, "read_note", path="facts/nope.md")) == "facts/nope.md: no such note"
+
+
+def test_a_bad_date_is_refused_in_the_words_of_query_date(ctx: Context, invoke, vault: Path) -> None:
+    said = error_text(call(ctx, "search_notes", date="not-a-date"))
+    cli = invoke("query", "--date", "not-a-date", "--vault", str(vault))
+    assert cli.exit_code == 2 and "'not-a-date': use a date like 2026-11-01" in cli.output
+    assert said == "date 'not-a-date': use a date like 2026-11-01"
+    spaced = call(ctx, "search_notes", date=" 2026-03-01 ").structured_content  # normalised as the CLI does
+    assert spaced is not None and spaced["query"] == "2026-03-01"
