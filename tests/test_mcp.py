@@ -341,3 +341,13 @@ def test_a_bad_date_is_refused_in_the_words_of_query_date(ctx: Context, invoke, 
     assert said == "date 'not-a-date': use a date like 2026-11-01"
     spaced = call(ctx, "search_notes", date=" 2026-03-01 ").structured_content  # normalised as the CLI does
     assert spaced is not None and spaced["query"] == "2026-03-01"
+
+
+def test_the_server_reports_the_packages_version(ctx: Context) -> None:
+    from importlib.metadata import version
+
+    async def info(client: Client) -> Any:
+        return client.server_info
+
+    served = session(ctx, None, info)
+    assert served.name == "memory-curator" and served.version == version("memory-curator") != ""

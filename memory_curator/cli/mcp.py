@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from importlib import resources
+from importlib import metadata, resources
 from typing import Any, TypeVar
 
 from mcp.server import MCPServer
@@ -138,7 +138,7 @@ def _shown(value: Any) -> str:
 def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
     """The server for the vault in `ctx`. With `agent`, every candidate is written as that agent
     and a call naming another is refused (an agent cannot write as another)."""
-    server = CuratorServer("memory-curator", instructions=INSTRUCTIONS)
+    server = CuratorServer("memory-curator", instructions=INSTRUCTIONS, version=metadata.version("memory-curator"))
     who = _writer(agent)
     _candidate_tools(server, ctx, who)
     _vault_tools(server, ctx)
