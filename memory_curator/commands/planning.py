@@ -164,7 +164,7 @@ def _plan_patch(p: Planning, candidate: cand.Candidate, decision: Decision, seq:
         why = f"the judge named {note.path}, which {NOT_ITS_NOTE}"
         return _plan_review(p, candidate, _to_review(decision, why), seq)
     if not note.owned:
-        return _plan_review(p, candidate, _to_review(decision, f"matches the person's note {note.path}"), seq)
+        return _plan_review(p, candidate, _to_review(decision, f"matches your note {note.path}"), seq)
     merged = note.merged(candidate, p.now)
     refused = refusal(merged)
     if refused:
