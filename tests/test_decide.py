@@ -261,7 +261,7 @@ CASES = [
         ),
         "needs_review",
         "decisions/keep-notes-in-markdown.md",
-        "matches the person's note decisions/keep-notes-in-markdown.md",
+        "matches your note decisions/keep-notes-in-markdown.md",
     ),
     (
         "contradiction without times",

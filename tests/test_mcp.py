@@ -306,3 +306,48 @@ def test_sweep_now_is_offered_only_when_the_rules_allow_it(vault: Path, tmp_path
     ]
     assert (vault / "facts/acme/headquarters.md").exists()
     assert "no such agent folder" in error_text(call(on, "sweep_now", server_agent="nobody"))
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "says"),
+    [
+        ("search_notes", {"limit": "ten"}, "limit: expected a whole number, got 'ten'"),
+        ("search_notes", {"text": "x", "limit": 2.5}, "limit: expected a whole number, got 2.5"),
+        ("read_note", {"path": 5}, "path: expected text, got 5"),
+        ("read_note", {}, "path: required"),
+        (
+            "read_note",
+            {"path": "x.md", "include_dropped": "maybe"},
+            "include_dropped: expected true or false, got 'maybe'",
+        ),
+        ("submit_candidate", {"fields": "x"}, "fields: expected an object, got 'x'"),
+    ],
+)
+def test_a_wrong_argument_is_one_line_in_the_clis_words(
+    ctx: Context, tool: str, arguments: dict[str, Any], says: str
+) -> None:
+    said = error_text(call(ctx, tool, **arguments))
+    assert said == says and "http" not in said
+
+
+def test_a_tools_own_error_is_the_clis_line_without_the_sdks_prefix(ctx: Context) -> None:
+    assert error_text(call(ctx, "read_note", path="facts/nope.md")) == "facts/nope.md: no such note"
+
+
+def test_a_bad_date_is_refused_in_the_words_of_query_date(ctx: Context, invoke, vault: Path) -> None:
+    said = error_text(call(ctx, "search_notes", date="not-a-date"))
+    cli = invoke("query", "--date", "not-a-date", "--vault", str(vault))
+    assert cli.exit_code == 2 and "'not-a-date': use a date like 2026-11-01" in cli.output
+    assert said == "date 'not-a-date': use a date like 2026-11-01"
+    spaced = call(ctx, "search_notes", date=" 2026-03-01 ").structured_content  # normalised as the CLI does
+    assert spaced is not None and spaced["query"] == "2026-03-01"
+
+
+def test_the_server_reports_the_packages_version(ctx: Context) -> None:
+    from importlib.metadata import version
+
+    async def info(client: Client) -> Any:
+        return client.server_info
+
+    served = session(ctx, None, info)
+    assert served.name == "memory-curator" and served.version == version("memory-curator") != ""

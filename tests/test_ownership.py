@@ -193,7 +193,7 @@ def test_a_sweep_never_patches_a_persons_note_with_the_same_key(vault: Path, wri
     out = sweep_json(vault, "--no-judge")
     (action,) = out["actions"]
     assert action["verdict"] == "needs_review", action
-    assert action["reason"].startswith(f"matches the person's note {mine}") and action["contradiction"] is True
+    assert action["reason"].startswith(f"matches your note {mine}") and action["contradiction"] is True
     assert (vault / mine).read_text(encoding="utf-8") == text
 
 

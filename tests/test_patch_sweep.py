@@ -233,7 +233,8 @@ def test_human_authored_notes_are_byte_identical_after_agreeing_and_conflicting_
     out = run()
     assert out["processed"] == 8 and out["needs_review"] == 8, out
     for action in out["actions"]:
-        assert "matches the person's note" in action["reason"], action
+        assert action["reason"].startswith("matches your note "), action  # said to the person: not a note about one
+        assert action["reason_code"] == ("contradiction" if action.get("contradiction") else "persons-note"), action
     flagged = {a["inbox_path"].split("/")[-1]: a.get("contradiction", False) for a in out["actions"]}
     assert flagged["3-conflict.md"] is True and flagged["3-agree.md"] is False
     assert {rel: (vault / rel).read_bytes() for rel in HUMAN_NOTES} == before

@@ -339,6 +339,23 @@ def test_a_long_note_scrolls_under_a_header_that_stays(vault: Path, invoke, writ
     assert code == 0
 
 
+def test_an_unknown_key_is_said_once_on_the_screen_and_off_it(
+    vault: Path, invoke, write_candidate, state: Path
+) -> None:
+    one_item(vault, write_candidate, invoke, "insight.md", INSIGHT)
+    said = "no choice on 'x'"
+    session = Session(vault)
+    session.screen()
+    session.key("x")
+    redrawn = session.screen()  # everything written after the key, up to the next keys line
+    assert redrawn.count(said) == 1, redrawn
+    session.key("q")
+    code, _ = session.end()
+    assert code == 0
+    piped = invoke("review", "--vault", str(vault), "--by", "tester", input="x\nq\n")  # not a terminal
+    assert piped.exit_code == 0 and piped.output.count(said) == 1, piped.output
+
+
 def test_quit_and_end_of_input_exit_0_with_nothing_written_and_exact_counts(
     vault: Path, invoke, write_candidate, state: Path
 ) -> None:

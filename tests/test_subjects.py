@@ -48,7 +48,7 @@ def test_a_person_kept_as_a_free_form_note_is_named_not_duplicated(
     assert not (vault / "persons/kepano.md").exists(), "no second note for a subject that has one"
     assert (vault / "People/kepano.md").read_bytes() == before["People/kepano.md"]
     flagged = (vault / "_inbox/agent-a/kepano.md").read_text(encoding="utf-8")
-    assert "the vault has a note about it: the person's note People/kepano.md" in flagged
+    assert "the vault has a note about it: your note People/kepano.md" in flagged
     actions = [a for agent in json.loads(result.output)["agents"] for a in agent["actions"]]
     (action,) = [a for a in actions if a["inbox_path"] == "_inbox/agent-a/kepano.md"]
     assert action["verdict"] == "needs_review" and action["reason_code"] == "subject-note"
@@ -82,7 +82,7 @@ def test_a_fact_is_about_its_entitys_note_only_where_the_note_speaks_of_the_pred
     out = check(vault, fm)
     assert out["verdict"] == verdict, out
     if verdict == "needs_review":
-        assert "the person's note Plugins/obsidian-git.md" in out["reason"]
+        assert "your note Plugins/obsidian-git.md" in out["reason"]
 
 
 def test_the_words_of_a_folder_name_an_entity(vault: Path) -> None:

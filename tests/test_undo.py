@@ -57,6 +57,41 @@ def test_undo_last_leaves_the_vault_byte_identical(vault: Path, invoke, write_ca
     assert not (vault / "facts/zebra").exists() and not (vault / "_inbox/.dropped/agent-a").exists()
 
 
+def folders(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir())
+
+
+def test_undo_removes_the_folders_the_undone_run_made_and_only_those(
+    empty_vault: Path, invoke, write_candidate
+) -> None:
+    write_candidate(empty_vault, "p1-zebra.md", ZEBRA)  # promoted: facts/ and facts/zebra/ made for it
+    write_candidate(empty_vault, "claim.md", UNSOURCED)  # dropped: _inbox/.dropped/agent-a/ made for it
+    before = folders(empty_vault)
+    out = sweep(invoke, empty_vault)
+    assert out["promoted"] == out["dropped"] == 1, counts(out)
+    assert {"facts", "facts/zebra", "_inbox/.dropped/agent-a"} <= set(folders(empty_vault))
+    invoke("undo", "--last", "--vault", str(empty_vault))
+    assert folders(empty_vault) == before  # facts/ too; _inbox/agent-a/ holds its candidates again
+
+
+def test_undo_never_removes_a_folder_the_run_did_not_make(empty_vault: Path, invoke, write_candidate) -> None:
+    (empty_vault / "facts/zebra").mkdir(parents=True)  # a person's empty folders, made before the run
+    write_candidate(empty_vault, "p1-zebra.md", ZEBRA)
+    before = folders(empty_vault)
+    assert sweep(invoke, empty_vault)["promoted"] == 1
+    invoke("undo", "--last", "--vault", str(empty_vault))
+    assert folders(empty_vault) == before
+
+
+def test_only_folders_the_plan_made_are_pruned_never_the_inbox_or_an_agents() -> None:
+    made = ("facts", "facts/zebra", "_inbox/.dropped", "_inbox/.dropped/a", "_inbox", "_inbox/a")
+    assert planning.prunable("facts/zebra/x.md", made) == ("facts/zebra", "facts")
+    assert planning.prunable("facts/zebra/x.md", ("facts",)) == ()  # facts/zebra/ was there: facts/ holds it
+    assert planning.prunable("_inbox/.dropped/a/x.md", made) == ("_inbox/.dropped/a", "_inbox/.dropped")
+    assert planning.prunable("_inbox/a/x.md", made) == ()
+    assert planning.prunable("x.md", made) == ()
+
+
 def test_a_note_edited_after_the_sweep_is_left_alone_and_reported(vault: Path, invoke, write_candidate) -> None:
     write_mix(vault, write_candidate)
     before = snapshot(vault)

@@ -29,6 +29,19 @@ def test_create_never_overwrites(tmp_path: Path) -> None:
     assert temps(tmp_path) == []
 
 
+def test_make_folders_says_what_it_made_and_prune_removes_only_an_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "facts").mkdir()
+    assert FILES.make_folders(tmp_path / "facts/x/y") == (tmp_path / "facts/x", tmp_path / "facts/x/y")
+    assert FILES.make_folders(tmp_path / "facts/x") == ()
+    (tmp_path / "facts/x/y/note.md").write_bytes(b"kept")
+    assert not FILES.prune(tmp_path / "facts/x/y") and (tmp_path / "facts/x/y/note.md").exists()
+    (tmp_path / "facts/x/y/note.md").unlink()
+    faulty = FaultyOS("fsync")
+    assert Files(faulty).prune(tmp_path / "facts/x/y") and not (tmp_path / "facts/x/y").exists()
+    assert faulty.calls == 1  # the parent's entry is durable
+    assert not FILES.prune(tmp_path / "gone")
+
+
 def test_create_refuses_a_dangling_symlink(tmp_path: Path) -> None:
     (tmp_path / "link.md").symlink_to(tmp_path / "elsewhere.md")
     with pytest.raises(FileExistsError):

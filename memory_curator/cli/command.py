@@ -8,7 +8,6 @@ domain's own words, before any vault is looked for."""
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import functools
 import io
 import sys
@@ -27,6 +26,7 @@ from memory_curator.core.clock import SystemClock
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 from memory_curator.core.reasons import CODES
 from memory_curator.core.rules import JudgeSettings
+from memory_curator.core.text import parse_day as read_day
 
 Params = Mapping[str, Any]
 Callback = Callable[..., None]
@@ -283,13 +283,13 @@ def check_agent(text: str) -> None:
 
 
 def parse_day(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """--date: a calendar day, given as YYYY-MM-DD (normalised, so the index's `day` matches)."""
+    """--date: a calendar day, read as MCP's `search_notes` reads it (`core.text.parse_day`)."""
     if value is None:
         return None
     try:
-        return dt.date.fromisoformat(value.strip()).isoformat()
-    except ValueError:
-        raise click.BadParameter(f"{value!r}: use a date like 2026-11-01") from None
+        return read_day(value)
+    except CuratorError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def check_reason(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:

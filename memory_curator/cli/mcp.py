@@ -12,11 +12,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from importlib import resources
+from importlib import metadata, resources
 from typing import Any, TypeVar
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.context import Context as CallContext
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 from typing_extensions import TypedDict  # pydantic builds schemas of nested TypedDicts from this one (Python < 3.12)
 
 from memory_curator.commands import agent as agent_mod
@@ -25,7 +28,7 @@ from memory_curator.commands import status as status_mod
 from memory_curator.commands import submit as submit_mod
 from memory_curator.commands.context import Context
 from memory_curator.core.errors import CuratorError
-from memory_curator.core.text import too_large
+from memory_curator.core.text import one_line, too_large
 from memory_curator.store.rules_file import DEFAULT_RULES, vault_rules_file
 
 T = TypeVar("T")
@@ -79,10 +82,63 @@ class Checked(Verdict):
     to_promote: list[str]
 
 
+class CuratorServer(MCPServer):
+    """The SDK's server, with a tool's failure said in the curator's words: an argument of the
+    wrong type in one line (`limit: expected a whole number, got 'ten'`, never pydantic's text
+    and link), and a tool's own error without the SDK's `Error executing tool <name>: `."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: CallContext[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash the tool did not catch: the SDK's generic line, its traceback in the log
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(argument_error(cause)) from cause  # the SDK logs its field names only
+            if isinstance(cause, ToolError):
+                raise ToolError(str(cause)) from cause
+            raise
+
+
+_EXPECTED = {
+    "int": "a whole number",
+    "float": "a number",
+    "string": "text",
+    "bool": "true or false",
+    "dict": "an object",
+    "list": "a list",
+}
+
+
+def argument_error(exc: ValidationError) -> str:
+    """Every wrong argument of a call, on one line: `limit: expected a whole number, got 'ten'`,
+    `path: required`; pydantic's own words (without its link) for a check it has no name for."""
+    said = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        kind = error["type"].split("_")[0]
+        if error["type"] == "missing":
+            said.append(f"{where}: required")
+        elif kind in _EXPECTED:
+            said.append(f"{where}: expected {_EXPECTED[kind]}, got {_shown(error['input'])}")
+        else:
+            said.append(f"{where}: {error['msg'][:1].lower()}{error['msg'][1:]}")
+    return one_line("; ".join(said))
+
+
+def _shown(value: Any) -> str:
+    """An argument as the agent sent it (JSON's words for what is not text), cut when long."""
+    text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
 def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
     """The server for the vault in `ctx`. With `agent`, every candidate is written as that agent
     and a call naming another is refused (an agent cannot write as another)."""
-    server = MCPServer("memory-curator", instructions=INSTRUCTIONS)
+    server = CuratorServer("memory-curator", instructions=INSTRUCTIONS, version=metadata.version("memory-curator"))
     who = _writer(agent)
     _candidate_tools(server, ctx, who)
     _vault_tools(server, ctx)

@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # commands' modules are imported by the commands that use the
     from memory_curator.index.store import Refresh
 
 STYLE = {"promote": "green", "patch": "cyan", "drop": "red", "needs_review": "yellow"}
+PIPED_MAX_WIDTH = 100_000  # a piped table's row stays one line up to this many characters
 
 
 def make_console(stderr: bool = False, soft_wrap: bool = False, highlight: bool = True) -> Console:
@@ -61,6 +62,22 @@ def stdout() -> Console:
 
 def stderr() -> Console:
     return make_console(stderr=True, soft_wrap=True)
+
+
+def print_table(console: Console, table: Table) -> None:
+    """A table as a terminal shows it (folded to its width); anywhere else (a file, a pipe) at
+    the width its cells need, so no path, name or header is folded mid-word or cut, and each
+    row stays one line that greps."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    unbounded = console.options.update_width(PIPED_MAX_WIDTH)  # measured as wide as its cells ask
+    width = console.width
+    console.width = max(width, console.measure(table, options=unbounded).maximum)  # print(width=) caps at it
+    try:
+        console.print(table)
+    finally:
+        console.width = width
 
 
 # What JSON leaves raw with ensure_ascii=False and a terminal must not get: C1 controls, line and
@@ -174,7 +191,7 @@ def _sweep(result: SweepResult, as_json: bool) -> None:
         for failure in agent.errors:
             table.add_row(shown(failure.inbox_path), "[bold red]error[/]", "", shown(failure.error))
     if table.row_count:
-        console.print(table)
+        print_table(console, table)
     _diffs(console, result)
     for agent in result.agents:
         for skip in agent.skipped:
@@ -238,7 +255,7 @@ def check(verdict: Verdict, as_json: bool) -> None:
         console.print(f"target: {shown(verdict.target_path)}")
     table = criteria_table(verdict.criteria)
     if table.row_count:
-        console.print(table)
+        print_table(console, table)
     for line in verdict.explanation or ():
         console.print(f"  {shown(line)}")
 
@@ -419,7 +436,7 @@ def _neighbours(result: Neighbours) -> None:
             for column in (left, right)
         ]
         table.add_row(*cells)
-    stdout().print(table)
+    print_table(stdout(), table)
 
 
 def index_rebuilt(built: Refresh, as_json: bool) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from memory_curator.cli.render import STYLE, age_text, emit, lines, shown, stdout
+from memory_curator.cli.render import STYLE, age_text, emit, lines, print_table, shown, stdout
 from memory_curator.core.names import printable, printable_block
 
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
@@ -46,7 +46,7 @@ def status(data: Status, as_json: bool) -> None:
         return
     console = stdout()
     console.print(f"[bold]vault[/] {shown(data.vault)}\n[bold]state[/] {shown(data.state_dir)}")
-    console.print(_inbox_table(data.inbox))
+    print_table(console, _inbox_table(data.inbox))
     review = data.needs_review
     oldest = f" (oldest {shown(review.oldest_path)}, {review.oldest_age_hours} h)" if review.count else ""
     console.print(f"[yellow]waiting for a person:[/] {review.count}{oldest}")
@@ -60,8 +60,8 @@ def status(data: Status, as_json: bool) -> None:
     rules = ", ".join(f"{shown(rule)} {n}" for rule, n in drops.by_rule.items())
     console.print(f"drops in the last 7 days: {drops.total}" + (f" ({rules})" if rules else ""))
     if data.last_sweeps:
-        console.print(_sweeps_table(data.last_sweeps))
-    console.print(verdict_chart(data.verdicts_per_day))
+        print_table(console, _sweeps_table(data.last_sweeps))
+    print_table(console, verdict_chart(data.verdicts_per_day))
     if not data.rules.valid:  # the index is not read then: the rules are what to fix
         where = f"{data.rules.file}:{data.rules.line}" if data.rules.line else data.rules.file
         console.print(f"[red]sweeps stopped:[/] rules file invalid ({shown(f'{where}: {data.rules.problem}')})")

@@ -141,7 +141,7 @@ def _one(session: _Session, item: InboxItem) -> str:
         others = alike(session.pending, item, session.flags)
         flag = flag_of(item, session.flags)
         head = header(item, view, flag, f"{session.reached}/{session.total}", desk.clock.timestamp())
-        if session.last and session.keys.raw and console.is_terminal:  # the screen is cleared: say it again
+        if session.last and _redrawn(session):  # the screen is cleared: say it again
             head.insert(0, session.last)
         session.last = None
         key = screen(console, session.keys, head, details(candidate, view), choices(view, len(others)))
@@ -170,8 +170,7 @@ def _decide(
     if key == "a" and others:
         return _bulk(session, item, view, others)
     if key not in KEYS and not (key in SETTLE_KEYS and view.side and view.side.differs):
-        session.last = f"[dim]no choice on {shown(repr(key))}; the keys are listed at the bottom[/]"
-        console.print(session.last)
+        _say_before_the_item(session, f"[dim]no choice on {shown(repr(key))}; the keys are listed at the bottom[/]")
         return None
     try:
         done = act(session.desk, key, candidate, view, session.keys, console)
@@ -314,9 +313,22 @@ def _yes(keys: Keys, console: Console, question: str) -> bool:
     return key == "y"
 
 
+def _redrawn(session: _Session) -> bool:
+    """A terminal reading raw keys: each screen is cleared and drawn whole (`review_screen`)."""
+    return session.keys.raw and session.console.is_terminal
+
+
+def _say_before_the_item(session: _Session, line: str) -> None:
+    """A line about a key that left the item undecided, said once: the redrawn screen heads with
+    it on a terminal (printed now as well, it showed twice); elsewhere it is printed now."""
+    session.last = line
+    if not _redrawn(session):
+        session.console.print(line)
+
+
 def _pause(session: _Session) -> None:
     """On a terminal the screen is redrawn next: keep a refusal readable until a key."""
-    if session.keys.raw and session.console.is_terminal:
+    if _redrawn(session):
         session.console.print("[dim](any key)[/]")
         if session.keys.key() is None:
             raise _EndOfInput

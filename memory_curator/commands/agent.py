@@ -13,6 +13,7 @@ from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import DROPPED, INBOX, printable
 from memory_curator.core.notes import parse, plain
 from memory_curator.core.privacy import withheld
+from memory_curator.core.text import parse_day
 from memory_curator.index import querier as index
 from memory_curator.store.paths import safe_join
 
@@ -64,6 +65,11 @@ def search(
         raise CuratorError("ask one thing: text, key (entity and predicate), name or date")
     if not 1 <= limit <= SEARCH_MAX:
         raise CuratorError(f"limit {limit}: between 1 and {SEARCH_MAX}")
+    if date is not None:
+        try:
+            date = parse_day(date)  # as `query --date` reads it
+        except CuratorError as exc:
+            raise CuratorError(f"date {exc}") from None
     querier = index_querier(ctx)
     answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit + SEARCH_MAX)
     served = []

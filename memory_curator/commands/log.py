@@ -36,6 +36,7 @@ class Entry:
     error: str | None
     record: Mapping[str, Any]
     undone_by: str | None = None
+    made: tuple[str, ...] = ()  # the folders the plan made (its end record): what an undo may remove
 
     @property
     def undoes(self) -> tuple[str, int] | None:
@@ -99,7 +100,13 @@ def _entry(begin: Mapping[str, Any], end: Mapping[str, Any] | None) -> Entry:
         status=status,
         error=_str((end or {}).get("error")),
         record=begin,
+        made=_made(end),
     )
+
+
+def _made(end: Mapping[str, Any] | None) -> tuple[str, ...]:
+    made = (end or {}).get("made")
+    return tuple(str(folder) for folder in made) if isinstance(made, list) else ()
 
 
 def _with_undo(entry: Entry, by: str | None) -> Entry:

@@ -164,7 +164,7 @@ def _plan_patch(p: Planning, candidate: cand.Candidate, decision: Decision, seq:
         why = f"the judge named {note.path}, which {NOT_ITS_NOTE}"
         return _plan_review(p, candidate, _to_review(decision, why), seq)
     if not note.owned:
-        return _plan_review(p, candidate, _to_review(decision, f"matches the person's note {note.path}"), seq)
+        return _plan_review(p, candidate, _to_review(decision, f"matches your note {note.path}"), seq)
     merged = note.merged(candidate, p.now)
     refused = refusal(merged)
     if refused:
@@ -286,15 +286,22 @@ def undo_steps(
         if before is None:
             return "the note's pre-image was not kept"
         return (*back, keep(before), Step("replace", dest, before, expected=after), held)
-    return (*back, Step("remove", dest, expected=after, prune=_prunable(dest)), held)
+    return (*back, Step("remove", dest, expected=after, prune=prunable(dest, entry.made)), held)
 
 
-def _prunable(rel: str) -> bool:
-    """A folder the run created for the file (`facts/<entity>/`, `.dropped/<agent>/`) goes too
-    once empty; top-level folders and agent folders (an agent may write there) stay."""
-    parent = rel.rsplit("/", 1)[0]
-    inbox_side = parent.startswith(f"{INBOX}/") and not parent.startswith(f"{INBOX}/{DROPPED}/")
-    return "/" in parent and not inbox_side
+def prunable(rel: str, made: tuple[str, ...]) -> tuple[str, ...]:
+    """The folders of `rel` the undone plan made (`facts/`, `facts/<entity>/`, `.dropped/<agent>/`),
+    deepest first: the undo removes each it leaves empty. Never one it did not make (a person's,
+    even empty), the inbox, nor an agent's folder (an agent writes there)."""
+    parts = rel.split("/")[:-1]
+    ancestors = ("/".join(parts[:n]) for n in range(len(parts), 0, -1))
+    out = []
+    for folder in ancestors:
+        top = folder.split("/")
+        if folder not in made or (top[0] == INBOX and (len(top) == 1 or (len(top) == 2 and top[1] != DROPPED))):
+            break
+        out.append(folder)
+    return tuple(out)
 
 
 def from_dropped(copy: bytes | None, digest: str) -> bytes | None:

@@ -191,7 +191,7 @@ def _patch(candidate: Candidate, facts: Facts, criteria: dict[str, Value]) -> De
     if not existing.curator_owned:  # the person's note: a sweep never changes it (design §3)
         flag = bool(comparison.differs)
         said = f" (contradiction: {_differs(comparison)})" if flag else ""
-        why = f"matches the person's note {existing.path}{said}"
+        why = f"matches your note {existing.path}{said}"
         return Decision("needs_review", why, surface, existing.path, criteria=criteria, contradiction=flag)
     if comparison.contradiction:
         why = f"contradiction: {_differs(comparison)} for {existing.path} with no newer observation time"
@@ -287,7 +287,7 @@ def found_notes(facts: Facts) -> str:
 
 
 def _whose(path: str, curator_owned: bool) -> str:
-    return path if curator_owned else f"the person's note {path}"
+    return path if curator_owned else f"your note {path}"
 
 
 def explain(candidate: Candidate, rules: Rules, facts: Facts) -> list[str]:

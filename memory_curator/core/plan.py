@@ -31,8 +31,9 @@ class Step:
     - hold: the inbox item at `path`, holding `expected`, waits for a person (review ledger).
 
     `proof` (a candidate's hash) lets recovery recognise a written note a person edited since:
-    it still records that candidate in its `curated_from`. `prune` removes a folder a remove
-    left empty (one the undone run created).
+    it still records that candidate in its `curated_from`. `prune`: after a remove, the
+    folders (vault-relative, deepest first) to remove while each is empty — those the undone
+    plan made, as its end record names them.
     """
 
     op: Op
@@ -40,7 +41,7 @@ class Step:
     data: bytes | None = None
     expected: str | None = None
     proof: str | None = None
-    prune: bool = False
+    prune: tuple[str, ...] = ()
 
     @property
     def digest(self) -> str | None:
@@ -51,7 +52,7 @@ class Step:
         if self.proof:
             out["proof"] = self.proof
         if self.prune:
-            out["prune"] = True
+            out["prune"] = list(self.prune)
         return out
 
 

@@ -17,7 +17,7 @@ CODES: Mapping[str, str] = {
     "private": "it carries a privacy tag; only a person may approve sharing it",
     "too-large": "the file is over the rules' max_candidate_bytes; it is never read",
     "contradiction": "a different value than the note's, and no time says which is current",
-    "persons-note": "it matches a note of the person's own, which only the person changes",
+    "persons-note": "it matches a note of yours, which only you change",
     "unreadable": "its frontmatter cannot be read safely",
     "empty": "the file is empty",
     "unsettled": "it kept changing past the settle ceiling",
@@ -40,7 +40,7 @@ CODES: Mapping[str, str] = {
 # the fixed beginnings of the reasons the shell (sweep, desk) gives when a plan turns a verdict
 # into needs_review on its way to the disk; `decide` never starts a reason with these
 _PREFIXES = (
-    ("matches the person's note", "persons-note"),
+    ("matches your note", "persons-note"),
     ("cannot patch", "cannot-write"),
     ("cannot promote", "cannot-write"),
     ("the judge", "judge"),

@@ -7,6 +7,7 @@ import datetime as dt
 import re
 from typing import Any
 
+from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import printable
 
 ERROR_CHARS = 300  # an error's one line at most, in a reason, a journal record or a result
@@ -36,6 +37,15 @@ def parse_time(value: Any) -> dt.datetime | None:
 
 _DURATION = re.compile(r"(\d+)\s*(s|min|m|h|d|w)?")
 _UNIT_SECONDS = {"s": 1, "min": 60, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_day(text: str) -> str:
+    """A calendar day given as YYYY-MM-DD, normalised (so the index's `day` matches): what
+    `query --date` and MCP's `search_notes` both take. CuratorError in their one line."""
+    try:
+        return dt.date.fromisoformat(text.strip()).isoformat()
+    except ValueError:
+        raise CuratorError(f"{text!r}: use a date like 2026-11-01") from None
 
 
 def duration_seconds(text: str, default_unit: str | None = None) -> int | None:

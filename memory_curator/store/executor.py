@@ -43,16 +43,25 @@ class Executor:
         """Apply `plan`; returns where each `create_unique` landed (planned path -> path used)."""
         self.journal.append(plan.begin())
         placed: dict[str, str] = {}
+        made: list[str] = []
         try:
             for step in plan.steps:
+                made += self._folders_for(step)
                 landed = self.apply(step)
                 if landed is not None:
                     placed[step.path] = landed
         except BaseException as exc:
-            self._end(plan, ok=False, error=str(exc))
+            self._end(plan, ok=False, error=str(exc), made=made)
             raise
-        self._end(plan, ok=True, dest=placed.get(plan.dest or ""))
+        self._end(plan, ok=True, dest=placed.get(plan.dest or ""), made=made)
         return placed
+
+    def _folders_for(self, step: Step) -> list[str]:
+        """The folders a create needs and this plan makes (the end record names them for undo)."""
+        if step.op not in ("create", "create_unique"):
+            return []
+        folder = safe_join(self.root, step.path).parent
+        return [relpath(self.root, made) for made in self.files.make_folders(folder)]
 
     def apply(self, step: Step) -> str | None:
         """One step; recovery uses it too, for the steps a crash left undone. An I/O error says
@@ -86,16 +95,22 @@ class Executor:
         else:
             assert step.expected is not None
             self.files.remove(path, step.expected)
-            if step.prune:
-                self.files.prune(path.parent)
+            for folder in step.prune:  # deepest first: stop at the first one still holding something
+                if not self.files.prune(safe_join(self.root, folder)):
+                    break
         return None
 
-    def _end(self, plan: Plan, ok: bool, error: str | None = None, dest: str | None = None) -> None:
-        """A lost end record costs nothing: recovery finds the plan open and checks the files."""
+    def _end(
+        self, plan: Plan, ok: bool, error: str | None = None, dest: str | None = None, made: list[str] | None = None
+    ) -> None:
+        """A lost end record costs nothing: recovery finds the plan open and checks the files
+        (an undo then leaves the folders the plan made, since none is named)."""
         record: dict[str, object] = {"event": "end", "run": plan.run, "seq": plan.seq, "ok": ok}
         if error:
             record["error"] = error
         if dest:
             record["dest"] = dest
+        if made:
+            record["made"] = made
         with contextlib.suppress(OSError):
             self.journal.append(record)

@@ -170,7 +170,9 @@ def _redo(executor: Executor, step: dict[str, Any]) -> str:
         if data is None:
             return f"the bytes for {step['path']} were not kept"
     try:
-        executor.apply(Step(step["op"], str(step["path"]), data, step.get("expected"), prune=bool(step.get("prune"))))
+        prune = step.get("prune")  # folders; an older journal's `true` names none: left as they are
+        folders = tuple(str(f) for f in prune) if isinstance(prune, list) else ()
+        executor.apply(Step(step["op"], str(step["path"]), data, step.get("expected"), prune=folders))
     except (Conflict, FileExistsError) as exc:
         return f"{step['path']} changed meanwhile ({exc})"
     return DONE

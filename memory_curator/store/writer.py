@@ -65,18 +65,22 @@ class Files:
         finally:
             self.os.close(fd)
 
-    def _makedirs(self, folder: Path) -> None:
-        """mkdir -p, fsyncing each parent whose entry we added."""
+    def make_folders(self, folder: Path) -> tuple[Path, ...]:
+        """mkdir -p, fsyncing each parent whose entry we added. Returns the folders this call
+        made, outermost first: the journal names them, so an undo removes those and no others."""
         missing: list[Path] = []
         while not folder.exists():
             missing.append(folder)
             folder = folder.parent
+        made = []
         for path in reversed(missing):
             try:
                 path.mkdir()
             except FileExistsError:
                 continue
             self.fsync_dir(path.parent)
+            made.append(path)
+        return tuple(made)
 
     def _write_temp(self, folder: Path, name: str, data: bytes, mode: int) -> Path:
         fd, temp = tempfile.mkstemp(prefix=f".{_temp_stem(name)}.mc", suffix=".tmp", dir=folder)
@@ -109,7 +113,7 @@ class Files:
 
     def create(self, path: Path, data: bytes) -> None:
         """Write a new file atomically; FileExistsError (never an overwrite) if the name is taken."""
-        self._makedirs(path.parent)
+        self.make_folders(path.parent)
         temp = self._write_temp(path.parent, path.name, data, 0o666 & ~_UMASK)
         try:
             self.os.link(temp, path)
@@ -120,7 +124,7 @@ class Files:
     def create_unique(self, path: Path, data: bytes) -> Path:
         """Create `path`, or `stem-2.md`, `stem-3.md`…: the first free name at the moment of the
         link, so a name taken by someone else meanwhile is skipped, never overwritten."""
-        self._makedirs(path.parent)
+        self.make_folders(path.parent)
         temp = self._write_temp(path.parent, path.name, data, 0o666 & ~_UMASK)
         try:
             for target in _family(path):
@@ -159,10 +163,15 @@ class Files:
         self.os.unlink(path)
         self.fsync_dir(path.parent)
 
-    def prune(self, folder: Path) -> None:
-        """Remove `folder` if it is empty (a folder a plan's remove emptied); else leave it."""
-        with contextlib.suppress(OSError):
+    def prune(self, folder: Path) -> bool:
+        """Remove `folder` if it is empty (one a plan made, which an undo emptied), fsyncing its
+        parent; False when it is left (not empty, or gone)."""
+        try:
             self.os.rmdir(folder)
+        except OSError:
+            return False
+        self.fsync_dir(folder.parent)
+        return True
 
     def free_name(self, path: Path) -> Path:
         """The first name of `path`'s family not taken now (what a dry run reports; a real write
