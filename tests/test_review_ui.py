@@ -401,3 +401,15 @@ def test_ctrl_c_exits_130_keeping_what_was_decided(vault: Path, invoke, write_ca
     assert code == 130, out
     assert "review: 1 decided (0 promoted, 0 patched, 1 dropped), 0 skipped, 3 left (interrupted)" in out
     assert snapshot(vault) == after_one and not ada.exists() and insight.exists() and memo.exists() and thin.exists()
+
+
+def test_keys_typed_ahead_of_the_screen_are_kept(vault: Path, invoke, write_candidate, state: Path) -> None:
+    """The terminal is switched to single keys without flushing what was typed (TCSANOW, not
+    TCSAFLUSH): a key pressed before the screen is drawn is read, never lost (it hung before)."""
+    flag(vault, write_candidate, invoke)
+    session = Session(vault)
+    session.key("s")
+    session.key("q")
+    code, out = session.end()
+    assert code == 0
+    assert "1 skipped, 3 left" in out

@@ -136,7 +136,7 @@ class TerminalKeys:
         happens (a Ctrl-C included), so the shell after `review` is never left raw."""
         saved = termios.tcgetattr(self.fd)
         try:
-            tty.setcbreak(self.fd)
+            tty.setcbreak(self.fd, termios.TCSANOW)  # not the default TCSAFLUSH: a key typed ahead is kept
             yield
         finally:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, saved)
