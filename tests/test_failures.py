@@ -176,3 +176,13 @@ def test_a_json_usage_error_is_one_object_on_stdout_and_one_line_on_stderr(
     assert code == EXIT_USAGE
     assert json.loads(out)["error"]["code"] == EXIT_USAGE
     assert err.count("\n") == 1 and err.startswith("memory-curator: No such option"), err
+
+
+def test_check_explain_names_the_surfaces_a_person_s_fields_fit_not_a_fact_s(
+    vault: Path, tmp_path: Path, invoke: Callable[..., Any]
+) -> None:
+    draft = tmp_path / "grace.md"
+    draft.write_text("---\nname: Grace Hopper\nsource_url: https://en.wikipedia.org/wiki/Grace_Hopper\n---\nAdmiral.\n")
+    out = invoke("check", str(draft), "--explain", "--vault", str(vault)).output
+    assert "set `type` to person or project (its fields fit those)" in out
+    assert "entity and predicate" not in out

@@ -146,7 +146,7 @@ def test_no_surface_is_worded_alike_by_check_and_submit(vault: Path, capsys, mon
     text = "---\ntype: memo\ntitle: T\n---\nb\n"
     reason = verdict(vault, text)["reason"]
     err = submit_error(vault, capsys, monkeypatch, text)
-    assert "unknown type 'memo': set `type` to one of fact, event" in reason
+    assert "unknown type 'memo': set `type` to decision or insight (its fields fit those)" in reason
     assert reason in err
 
 

@@ -80,8 +80,12 @@ def test_default_agent_is_the_inbox_root_or_the_environment(
         ({"type": "fact", "entity": "x", "source_url": "u"}, "missing required fields for facts: predicate, value"),
         ({"type": "event", "title": "Kickoff"}, "missing required fields for events: date"),
         ({"type": "research", "title": "T"}, "missing required fields for research: topic"),
-        ({"type": "memo", "title": "T"}, "unknown type 'memo': set `type` to one of fact, event, decision"),
-        ({"title": "T"}, "no type: set `type` to one of"),
+        (
+            {"type": "memo", "title": "T"},
+            "unknown type 'memo': set `type` to decision or insight (its fields fit those)",
+        ),
+        ({"title": "T"}, "no type: set `type` to decision or insight"),
+        ({"source_url": "https://a.dev"}, "no type: set `type` to one of fact, event, decision"),
         ({"type": "fact", "entity": "../x", "predicate": "p", "value": "v"}, "no path for facts: unsafe entity"),
     ],
 )

@@ -143,14 +143,23 @@ def placement_problem(candidate: Candidate, rules: Rules) -> str | None:
     if surface is None:
         kind = candidate.frontmatter.get("type")
         what = f"unknown type {kind!r}" if is_present(kind) else "no type"
-        types = ", ".join(s.type for s in rules.surfaces)
-        how = f"set `type` to one of {types} (or give entity and predicate for a fact)"
+        fits = fitting_types(candidate.frontmatter, rules)
+        if fits:
+            how = f"set `type` to {' or '.join(fits)} (its fields fit {'that' if len(fits) == 1 else 'those'})"
+        else:
+            how = f"set `type` to one of {', '.join(s.type for s in rules.surfaces)}"
         return f"the surface cannot be inferred: {what}: {how}"
     if candidate.missing:
         return f"missing required fields for {surface.name}: {', '.join(candidate.missing)}"
     if candidate.key_problem:
         return f"no path for {surface.name}: {candidate.key_problem}"
     return None
+
+
+def fitting_types(frontmatter: Mapping[str, Any], rules: Rules) -> list[str]:
+    """The surfaces whose every required field the candidate carries: what its `type` could be
+    (a `name` fits a person or a project, never "give entity and predicate for a fact")."""
+    return [s.type for s in rules.surfaces if s.required and all(is_present(frontmatter.get(f)) for f in s.required)]
 
 
 def not_carried(candidate: Candidate) -> frozenset[str]:
