@@ -8,10 +8,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -79,6 +82,45 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     for name in ("MEMORY_CURATOR_VAULT", "MEMORY_CURATOR_STATE", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+class FailingClock:
+    """A clock that raises `error` when read: the command fails at its first look at the time
+    (`status` looks first), as a bug or a Ctrl-C there would, through the seams."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def now(self) -> dt.datetime:
+        raise self.error
+
+    def timestamp(self) -> float:
+        raise self.error
+
+    def monotonic(self) -> float:
+        raise self.error
+
+
+@contextmanager
+def signalled(ready: Callable[[], bool] = lambda: True) -> Iterator[None]:
+    """SIGTERM to this process's main thread, as a service manager stops `watch`: sent once the
+    running command handles it (its handler replaced the one found here) and `ready()`, never
+    if the command ends first. The command stops as it would in the world, not by a patch."""
+    found, done = signal.getsignal(signal.SIGTERM), threading.Event()
+
+    def send() -> None:
+        while not done.wait(0.01):
+            if signal.getsignal(signal.SIGTERM) is not found and ready():
+                signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
+                return
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    try:
+        yield
+    finally:
+        done.set()
+        sender.join()
 
 
 def state_of(root: Path, explicit: str | Path | None = None) -> Path:

@@ -443,6 +443,7 @@ def semantic_fetch(seams: Seams, name: str, to: str | None) -> None:
     report.lines([f"{printable(name)}: {fetched.path} ({fetched.bytes / 1e6:.1f} MB)"])
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: the command line inside the one error boundary (`cli.boundary`)."""
-    boundary.main(cli, argv)
+def main(argv: list[str] | None = None, seams: Seams | None = None) -> None:
+    """Entry point: the command line inside the one error boundary (`cli.boundary`), on `seams`
+    (what it takes from the world; None: the real ones), as `CliRunner().invoke(cli, argv, obj=seams)`."""
+    boundary.main(cli, argv, seams)
