@@ -24,10 +24,11 @@ import pytest
 from fake_schedulers import Fakes, install_fakes
 
 from memory_curator.cli.app import main
-from memory_curator.cli.machine import here
-from memory_curator.commands import schedule
+from memory_curator.cli.machine import build_context, here
+from memory_curator.commands import schedule, sweep
 from memory_curator.core.clock import SystemClock
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError
+from memory_curator.core.result import SweepResult
 from memory_curator.store import runlog
 from memory_curator.store.state import state_folder, sweep_lock, vault_id
 
@@ -398,13 +399,14 @@ def test_show_prints_what_install_writes_and_changes_nothing(vault: Path, fakes:
 # --- the sweep log ---------------------------------------------------------------------------------
 
 
-def test_the_log_is_size_capped(vault: Path, invoke, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(runlog, "MAX_BYTES", 2_000)
+def test_the_log_is_size_capped(vault: Path, tmp_path: Path) -> None:
     log = tmp_path / "state" / "sweeps.log"
-    args = ("run", "--vault", str(vault), "--state-dir", str(tmp_path / "state"), "--json", "--log-file", str(log))
+
+    def swept() -> SweepResult:  # as `run --log-file` sweeps: a fresh context each time
+        return sweep.run(build_context(vault, str(log.parent)), None, sweep.Options(use_judge=False))
+
     for _ in range(40):
-        result = invoke(*args)
-        assert result.exit_code == 0 and result.output == ""
+        assert runlog.record_run(log, swept, max_bytes=2_000) == 0
     assert sorted(p.name for p in log.parent.glob("sweeps.log*")) == ["sweeps.log", "sweeps.log.1"]
     line = len(log.read_text().splitlines()[-1]) + 1
     assert log.stat().st_size < 2_000 + line
