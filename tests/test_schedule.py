@@ -344,6 +344,13 @@ def cron_command(line: str) -> str:
     return line.split(None, 5)[5].replace("\\%", "%")
 
 
+def as_cron_runs(line: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The line's command in cron's empty environment; only Python is told to write no bytecode,
+    which it would otherwise put beside the package's sources (a test writes its temp folders only)."""
+    argv = ["/usr/bin/env", "-i", "PYTHONDONTWRITEBYTECODE=1", "/bin/sh", "-c", cron_command(line)]
+    return subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+
+
 def test_cron_line_sweeps_for_real_in_an_empty_environment(tmp_path: Path, fakes: Fakes, invoke) -> None:
     root = tmp_path / "my vault 100%"
     shutil.copytree(FIXTURES, root)
@@ -354,9 +361,7 @@ def test_cron_line_sweeps_for_real_in_an_empty_environment(tmp_path: Path, fakes
     (line,) = fakes.table.read_text().splitlines()
     assert "%" not in line.replace("\\%", ""), "every % is escaped for cron"
 
-    proc = subprocess.run(
-        ["/usr/bin/env", "-i", "/bin/sh", "-c", cron_command(line)], capture_output=True, text=True, cwd="/"
-    )
+    proc = as_cron_runs(line, cwd="/")
     assert proc.returncode == 0
     assert proc.stdout == proc.stderr == "", "everything goes to the log"
     assert (root / "facts/copilot/data-handling.md").is_file()
@@ -367,7 +372,7 @@ def test_cron_line_sweeps_for_real_in_an_empty_environment(tmp_path: Path, fakes
     assert record["exit"] == 0
     assert (record["result"]["processed"], record["result"]["promoted"], record["result"]["dropped"]) == (2, 1, 1)
 
-    again = subprocess.run(["/usr/bin/env", "-i", "/bin/sh", "-c", cron_command(line)], capture_output=True, text=True)
+    again = as_cron_runs(line)
     assert again.returncode == 0
     assert [json.loads(x)["result"]["processed"] for x in (state / "sweeps.log").read_text().splitlines()] == [2, 0]
 
