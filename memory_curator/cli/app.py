@@ -296,7 +296,7 @@ def resolve(
     terminal; without one it is refused unless --yes."""
     from memory_curator.cli import review as review_ui  # start-up: the terminal's prompt, for `resolve` only
 
-    confirm = review_ui.asker() if patch_into is not None and review_ui.on_terminal() else None
+    confirm = review_ui.asker() if patch_into is not None and ctx.machine.terminal else None
     done = reviewing.resolve(Desk(ctx, wait), file, surface, patch_into, drop_reason, confirm, yes, settle)
     report.person_action(done, as_json)
 
