@@ -124,6 +124,7 @@ def swept(state: Path) -> Callable[[], bool]:
 
 
 @pytest.mark.parametrize("command", sorted(CASES))
+@pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")  # watchdog's, as a sweep makes .dropped/
 def test_every_other_json_output_is_the_versioned_envelope(command: str, env: Vault) -> None:
     arguments, stdin, kind = CASES[command]
     if command == "watch":  # the real watch, on the system's clock (its timers), signalled after one batch
