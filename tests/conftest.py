@@ -8,17 +8,35 @@ from __future__ import annotations
 import datetime as dt
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 import pytest
 from click.testing import CliRunner, Result
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from memory_curator.cli.app import cli
 from memory_curator.cli.machine import here
@@ -70,6 +88,57 @@ def pytest_configure(config: pytest.Config) -> None:
     set_hypothesis_home_dir(folder)
 
 
+# The tree tests read but never write (their temp folders are theirs): a run fails on any write
+# there, watched from the process that runs the session (xdist's controller sees its workers' too).
+SHIPPED = ("memory_curator", "rules", "vault_fixtures")
+WRITES = [FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent]
+WRITES += [DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+WATCH = pytest.StashKey[tuple[BaseObserver, "TreeWrites"]]()
+
+
+class TreeWrites(FileSystemEventHandler):
+    """The paths written in the shipped tree; bytecode only where the run asked for none
+    (PYTHONDONTWRITEBYTECODE): elsewhere the interpreter writes it, not a test."""
+
+    def __init__(self, bytecode_counts: bool) -> None:
+        self.bytecode_counts, self.paths = bytecode_counts, set[str]()
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        path = os.fsdecode(event.src_path)
+        if self.bytecode_counts or "__pycache__" not in Path(path).parts:
+            self.paths.add(os.path.relpath(path, REPO))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the controller watches for all
+        return
+    written, observer = TreeWrites(sys.dont_write_bytecode), Observer()
+    for name in SHIPPED:
+        observer.schedule(written, str(REPO / name), recursive=True, event_filter=WRITES)
+    observer.start()
+    session.config.stash[WATCH] = (observer, written)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    watch = session.config.stash.get(WATCH, None)
+    if watch is None:
+        return
+    observer, written = watch
+    time.sleep(0.2)  # the last test's events on their way
+    observer.stop()
+    observer.join()
+    if written.paths:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    watch = config.stash.get(WATCH, None)
+    if watch is not None and watch[1].paths:
+        terminalreporter.section("tests wrote into the package tree", red=True)
+        for path in sorted(watch[1].paths):
+            terminalreporter.write_line(path)
+
+
 @pytest.fixture(autouse=True)
 def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("home")
@@ -79,6 +148,45 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     for name in ("MEMORY_CURATOR_VAULT", "MEMORY_CURATOR_STATE", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+class FailingClock:
+    """A clock that raises `error` when read: the command fails at its first look at the time
+    (`status` looks first), as a bug or a Ctrl-C there would, through the seams."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def now(self) -> dt.datetime:
+        raise self.error
+
+    def timestamp(self) -> float:
+        raise self.error
+
+    def monotonic(self) -> float:
+        raise self.error
+
+
+@contextmanager
+def signalled(ready: Callable[[], bool] = lambda: True) -> Iterator[None]:
+    """SIGTERM to this process's main thread, as a service manager stops `watch`: sent once the
+    running command handles it (its handler replaced the one found here) and `ready()`, never
+    if the command ends first. The command stops as it would in the world, not by a patch."""
+    found, done = signal.getsignal(signal.SIGTERM), threading.Event()
+
+    def send() -> None:
+        while not done.wait(0.01):
+            if signal.getsignal(signal.SIGTERM) is not found and ready():
+                signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
+                return
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    try:
+        yield
+    finally:
+        done.set()
+        sender.join()
 
 
 def state_of(root: Path, explicit: str | Path | None = None) -> Path:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memory_curator.cli.app import main
+from memory_curator.commands.context import Seams
 
 # Each text's verdict under the default rules, against vault_fixtures/.
 INSIGHT = """---
@@ -120,10 +121,10 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return int(ended.value.code or 0), out, err
 
 
-def fail(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    """Run the real entry point (the one error boundary); return (exit code, stderr)."""
+def fail(capsys: pytest.CaptureFixture[str], *args: str, seams: Seams | None = None) -> tuple[int, str]:
+    """Run the real entry point (the one error boundary) on `seams`; return (exit code, stderr)."""
     with pytest.raises(SystemExit) as info:
-        main(list(args))
+        main(list(args), seams)
     return int(info.value.code or 0), capsys.readouterr().err
 
 

@@ -20,6 +20,7 @@ import os
 import socket
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,7 +37,7 @@ from memory_curator.core.clock import SystemClock
 from memory_curator.core.errors import EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_LOCKED, EXIT_OK, EXIT_USAGE
 from memory_curator.store.state import sweep_lock
 
-from conftest import age, cli_commands
+from conftest import FailingClock, age, cli_commands, signalled
 
 
 @dataclass
@@ -202,31 +203,16 @@ def place(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Place
     return Place(vault, tmp_path / "state", tmp_path / "no-such-vault", bare, a_file)
 
 
-@pytest.fixture
-def quiet_servers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`mcp` returns instead of serving stdio; `watch` stops after its first line (as if signalled)."""
-    from memory_curator.cli import mcp as mcp_server
-    from memory_curator.commands import watch
-
-    monkeypatch.setattr(mcp_server, "serve", lambda ctx, agent: None)
-    real_run = watch.Watcher.run
-
-    def first_line_only(self: watch.Watcher) -> Iterator[object]:
-        running = real_run(self)
-        try:
-            yield next(running)
-        finally:
-            running.close()
-
-    monkeypatch.setattr(watch.Watcher, "run", first_line_only)
-
-
 def ended(
-    args: list[str], stdin: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    args: list[str],
+    stdin: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    seams: Seams | None = None,
 ) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))  # `mcp` reads its bytes
     with pytest.raises(SystemExit) as stopped:
-        main(args)
+        main(args, seams)
     code = stopped.value.code
     assert isinstance(code, int)
     out, err = capsys.readouterr()
@@ -250,7 +236,6 @@ def test_every_command_ends_with_its_code_and_error_object(
     cell: str,
     as_json: bool,
     place: Place,
-    quiet_servers: None,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -261,15 +246,17 @@ def test_every_command_ends_with_its_code_and_error_object(
         args += case.bad(place)
     args += ["--json"] if as_json else []
     expected = case.codes.get(cell, DEFAULT[cell])
-    if cell == "locked":
-        place.state.mkdir(exist_ok=True)
-        with sweep_lock(place.state, SystemClock(), os.getpid(), socket.gethostname()):
-            code, out, err = ended(args, case.stdin, monkeypatch, capsys)
-    else:
+    with ExitStack() as world:
+        if cell == "locked":
+            place.state.mkdir(exist_ok=True)
+            world.enter_context(sweep_lock(place.state, SystemClock(), os.getpid(), socket.gethostname()))
+        if command == "watch":  # a service runs until it is signalled (`mcp`: until its input ends)
+            world.enter_context(signalled())
         code, out, err = ended(args, case.stdin, monkeypatch, capsys)
     assert code == expected, (out, err)
     if code == EXIT_OK or cell in case.reports:
         assert "Traceback" not in err
+        assert command != "watch" or err.rstrip().endswith(" stopped"), err  # it ran until the signal
         return
     assert err.strip(), "an error says why on stderr"
     if cell == "not a vault":
@@ -340,13 +327,8 @@ def test_an_internal_error_and_an_interrupt_are_error_objects_too(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from memory_curator.commands import status
-
-    def gather(*args: object) -> None:
-        raise raised
-
-    monkeypatch.setattr(status, "gather", gather)
-    got, out, err = ended(["status", *where(place, str(place.vault)), "--json"], "", monkeypatch, capsys)
+    args = ["status", *where(place, str(place.vault)), "--json"]
+    got, out, err = ended(args, "", monkeypatch, capsys, Seams(clock=FailingClock(raised)))
     assert got == code
     error = json.loads(out)["error"]
     assert error["code"] == code and error["message"].startswith(message)

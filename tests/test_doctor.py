@@ -24,6 +24,7 @@ from memory_curator.commands.doctor import Finding
 from memory_curator.core.clock import FixedClock
 from memory_curator.store import runlog
 from memory_curator.store.state import sweep_lock, vault_id
+from memory_curator.store.writer import FILES, Files
 
 from conftest import NOW, state_of
 
@@ -35,11 +36,16 @@ def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fakes:
 
 
 def diagnose(
-    root: Path | str, state: Path | str | None = None, now: dt.datetime = NOW, **changes: object
+    root: Path | str,
+    state: Path | str | None = None,
+    now: dt.datetime = NOW,
+    files: Files = FILES,
+    **changes: object,
 ) -> list[Finding]:
     """Doctor's findings on this machine, as Linux on the host `box` unless `changes` say otherwise."""
     machine = replace(here(), **{"system": "Linux", "host": "box", **changes})  # type: ignore[arg-type]
-    asked = invocation(Seams(clock=FixedClock(now), machine=machine), str(root), str(state) if state else None)
+    seams = Seams(clock=FixedClock(now), files=files, machine=machine)
+    asked = invocation(seams, str(root), str(state) if state else None)
     return list(doctor.diagnose(asked).findings)
 
 
@@ -109,20 +115,28 @@ def test_problem_no_vault(tmp_path: Path) -> None:
     assert "does not exist" in found.message
 
 
-def test_problem_vault_not_readable(vault: Path, monkeypatch) -> None:
-    real = os.access
-    monkeypatch.setattr(doctor.os, "access", lambda p, mode: False if Path(p) == vault else real(p, mode))
-    found = only_problem(diagnose(vault), "vault")
+class Refusing:
+    """`os` as the curator's `Files` sees it, refusing access to `path` when asked for `mode`
+    (as a folder without those permission bits does, even for root); the rest is the real one."""
+
+    def __init__(self, path: Path, mode: int) -> None:
+        self.path, self.mode = path, mode
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(os, name)
+
+    def access(self, path: str | Path, mode: int) -> bool:
+        return not (Path(path) == self.path and mode & self.mode) and os.access(path, mode)
+
+
+def test_problem_vault_not_readable(vault: Path) -> None:
+    found = only_problem(diagnose(vault, files=Files(Refusing(vault, os.R_OK))), "vault")
     assert found.message == f"{vault} is not readable" and "chmod" in (found.fix or "")
 
 
-def test_problem_inbox_not_writable(vault: Path, monkeypatch) -> None:
-    real = os.access
+def test_problem_inbox_not_writable(vault: Path) -> None:
     inbox = vault / "_inbox"
-    monkeypatch.setattr(
-        doctor.os, "access", lambda p, mode: False if Path(p) == inbox and mode & os.W_OK else real(p, mode)
-    )
-    found = only_problem(diagnose(vault), "vault")
+    found = only_problem(diagnose(vault, files=Files(Refusing(inbox, os.W_OK))), "vault")
     assert found.message == f"{inbox} is not writable: sweeps cannot move notes"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory_curator.cli.app import main
-from memory_curator.commands import status
+from memory_curator.commands.context import Seams
 from memory_curator.core import errors
 from memory_curator.core.errors import (
     EXIT_CONFIG,
@@ -21,6 +21,8 @@ from memory_curator.core.errors import (
     LockBusy,
 )
 
+from conftest import FailingClock
+
 
 def test_the_named_codes() -> None:
     assert (EXIT_OK, EXIT_CONFIG, EXIT_USAGE, EXIT_INTERNAL, EXIT_LOCKED, EXIT_INTERRUPTED) == (0, 1, 2, 3, 75, 130)
@@ -28,20 +30,13 @@ def test_the_named_codes() -> None:
     assert errors.RulesError.exit_code == EXIT_CONFIG
 
 
-def ended(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+def ended(args: list[str], capsys: pytest.CaptureFixture[str], seams: Seams | None = None) -> tuple[int, list[str]]:
     """(exit code, the non-blank lines on stderr) of the real entry point."""
     with pytest.raises(SystemExit) as stopped:
-        main(args)
+        main(args, seams)
     code = stopped.value.code
     assert isinstance(code, int)
     return code, [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-
-
-def raising(exc: BaseException) -> object:
-    def command(*args: object, **kwargs: object) -> None:
-        raise exc
-
-    return command
 
 
 @pytest.mark.parametrize(
@@ -55,14 +50,12 @@ def raising(exc: BaseException) -> object:
 )
 def test_each_ending_is_one_line_and_its_code(
     vault: Path,
-    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     exc: BaseException,
     code: int,
     line: str,
 ) -> None:
-    monkeypatch.setattr(status, "gather", raising(exc))
-    got, err = ended(["status", "--vault", str(vault)], capsys)
+    got, err = ended(["status", "--vault", str(vault)], capsys, Seams(clock=FailingClock(exc)))
     assert got == code
     assert len(err) == 1 and err[0].startswith(line), err
     assert "Traceback" not in err[0]

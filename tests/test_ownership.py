@@ -6,8 +6,11 @@ Each test is named after an item of the issue and fails on the commit before tha
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ from loop_kit import ADA, fail
 from test_judge import FakeModel, answer, answering, insight, wire_fake_api
 
 from memory_curator.cli.app import cli
-from memory_curator.cli.machine import build_context
+from memory_curator.cli.machine import build_context, here
 from memory_curator.commands import sweep as sweep_mod
 from memory_curator.commands.context import Seams, fixed_judge
 from memory_curator.core.decide import JudgeVerdict
@@ -236,20 +239,30 @@ def test_resolve_patch_into_a_persons_plain_note_needs_a_terminal_or_yes(
     assert "https://example.dev/ada-again" in str(fm) and fm["author"] == "user" and "curated_from" not in fm
 
 
-def test_resolve_on_a_terminal_shows_the_diff_and_asks(
-    vault: Path, invoke, write_candidate, state: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from memory_curator.cli import review as review_ui
-
+def test_resolve_on_a_terminal_shows_the_diff_and_asks(vault: Path, invoke, write_candidate, state: Path) -> None:
     persons_notes(vault)
-    monkeypatch.setattr(review_ui, "on_terminal", lambda: True)
+    at_a_terminal = Seams(machine=replace(here(), terminal=True))  # a person at stdin and stderr
     ada = write_candidate(vault, "ada.md", ADA)
-    result = CliRunner().invoke(cli, ["resolve", str(ada), "--patch", DIARY], input="n\n")
+    result = CliRunner().invoke(cli, ["resolve", str(ada), "--patch", DIARY], input="n\n", obj=at_a_terminal)
     assert result.exit_code == 1 and "+source_url: https://example.dev/ada-new" in result.output
     assert (vault / DIARY).read_text(encoding="utf-8") == DIARY_TEXT and ada.exists()
-    result = CliRunner().invoke(cli, ["resolve", str(ada), "--patch", DIARY], input="y\n")
+    result = CliRunner().invoke(cli, ["resolve", str(ada), "--patch", DIARY], input="y\n", obj=at_a_terminal)
     assert result.exit_code == 0, result.output
     assert "curated_from" not in (vault / DIARY).read_text(encoding="utf-8") and not ada.exists()
+
+
+def test_the_machine_says_terminal_only_where_stdin_and_stderr_are_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    leader, follower = os.openpty()
+    with open(follower, "w", encoding="utf-8") as tty:
+        monkeypatch.setattr(sys, "stdin", tty)
+        monkeypatch.setattr(sys, "stderr", tty)
+        assert here().terminal
+        monkeypatch.setattr(sys, "stderr", io.StringIO())  # stderr piped: no one sees a diff
+        assert not here().terminal
+        tty.close()
+        monkeypatch.setattr(sys, "stdin", tty)  # a closed stdin is no terminal either, and no error
+        assert not here().terminal
+    os.close(leader)
 
 
 def test_review_writes_into_a_persons_note_only_after_a_second_key(

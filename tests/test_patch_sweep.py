@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from safety_kit import FaultyOS
@@ -13,7 +15,6 @@ from safety_kit import FaultyOS
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep as sweep_mod
 from memory_curator.commands.context import Seams, fixed_judge
-from memory_curator.core import merge as merge_mod
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.notes import parse
 from memory_curator.store.writer import Files
@@ -261,19 +262,31 @@ def test_crlf_and_bom_note_is_patched_in_its_own_style(vault: Path, write_candid
     assert b"\n" not in raw.replace(b"\r\n", b"") and raw.endswith(b"---\r\nCOBOL.\r\n")
 
 
-def test_a_person_saving_the_note_mid_patch_wins(vault: Path, write_candidate, run, monkeypatch) -> None:
+class SavedMeanwhile:
+    """`os` as the curator's writer sees it, where a person saves `path` (`data`) the moment the
+    writer first looks at it: after the curator read the note, before it writes."""
+
+    def __init__(self, path: Path, data: bytes) -> None:
+        self.path, self.data, self.saved = path, data, False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def stat(self, path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if not self.saved and Path(path) == self.path:
+            self.path.write_bytes(self.data)  # the person's editor, not the writer
+            self.saved = True
+        return os.stat(path, *args, **kwargs)
+
+
+def test_a_person_saving_the_note_mid_patch_wins(vault: Path, write_candidate, run) -> None:
     """Compare-and-swap: the note changed between our read and our write, so nothing is written."""
-    real = merge_mod.merge
     edited = b"---\ntype: fact\nentity: obsidian\npredicate: file-format\n---\nI rewrote this in Obsidian.\n"
-
-    def merge_while_a_person_saves(text, candidate, now, **mode):
-        (vault / NOTE).write_bytes(edited)
-        return real(text, candidate, now, **mode)
-
-    monkeypatch.setattr(merge_mod, "merge", merge_while_a_person_saves)
+    meanwhile = SavedMeanwhile(vault / NOTE, edited)
     inbox = write_candidate(vault, "more.md", ADDS_SOURCE)
-    out = run()
-    assert out["patched"] == 0 and [e["inbox_path"] for e in out["errors"]] == ["_inbox/agent-a/more.md"]
+    out = run(seams=Seams(files=Files(meanwhile)))
+    assert meanwhile.saved and out["patched"] == 0
+    assert [e["inbox_path"] for e in out["errors"]] == ["_inbox/agent-a/more.md"]
     assert "changed since it was read" in out["errors"][0]["error"]
     assert (vault / NOTE).read_bytes() == edited and inbox.read_text() == ADDS_SOURCE
 

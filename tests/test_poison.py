@@ -37,7 +37,7 @@ from memory_curator.index.querier import IndexQuerier
 from memory_curator.store import journal as journal_mod
 from memory_curator.store.writer import Files
 
-from conftest import NOW, OLD, run_installed, snapshot, state_of
+from conftest import NOW, OLD, FailingClock, run_installed, snapshot, state_of
 
 AGENT = "_inbox/agent-a"
 
@@ -335,10 +335,7 @@ def test_a_backslash_in_a_file_name_is_swept_like_any_other(vault, state, invoke
 
 @pytest.mark.parametrize("how", ["--state-dir", "--state-dir=", "MEMORY_CURATOR_STATE"])
 def test_crash_log_goes_to_the_state_dir(vault, tmp_path, monkeypatch, capsys, how) -> None:
-    def bug(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("planted bug\x1b[31m")
-
-    monkeypatch.setattr(sweep, "run", bug)
+    bug = Seams(clock=FailingClock(RuntimeError("planted bug\x1b[31m")))  # the sweep's first look at the time
     chosen = tmp_path / "chosen-state"
     args = ["run", "--vault", str(vault), "--no-judge"]
     if how == "MEMORY_CURATOR_STATE":
@@ -348,18 +345,16 @@ def test_crash_log_goes_to_the_state_dir(vault, tmp_path, monkeypatch, capsys, h
     else:
         args += [f"--state-dir={chosen}"]
     with pytest.raises(SystemExit) as stopped:
-        main(args)
+        main(args, bug)
     assert stopped.value.code == 3
     err = capsys.readouterr().err
     assert f"details: {chosen / 'crash.log'}" in err and "\x1b" not in err
     assert "planted bug" in (chosen / "crash.log").read_text(encoding="utf-8")
 
 
-def test_crash_log_without_a_state_dir_goes_to_the_vaults_own_state_folder(vault, monkeypatch, capsys) -> None:
-
-    monkeypatch.setattr(sweep, "run", lambda *a, **k: 1 / 0)
+def test_crash_log_without_a_state_dir_goes_to_the_vaults_own_state_folder(vault, capsys) -> None:
     with pytest.raises(SystemExit):
-        main(["run", "--vault", str(vault)])
+        main(["run", "--vault", str(vault)], Seams(clock=FailingClock(ZeroDivisionError("division by zero"))))
     assert "ZeroDivisionError" in (state_of(vault) / "crash.log").read_text(encoding="utf-8")
 
 

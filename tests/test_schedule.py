@@ -24,10 +24,11 @@ import pytest
 from fake_schedulers import Fakes, install_fakes
 
 from memory_curator.cli.app import main
-from memory_curator.cli.machine import here
-from memory_curator.commands import schedule
+from memory_curator.cli.machine import build_context, here
+from memory_curator.commands import schedule, sweep
 from memory_curator.core.clock import SystemClock
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError
+from memory_curator.core.result import SweepResult
 from memory_curator.store import runlog
 from memory_curator.store.state import state_folder, sweep_lock, vault_id
 
@@ -343,6 +344,13 @@ def cron_command(line: str) -> str:
     return line.split(None, 5)[5].replace("\\%", "%")
 
 
+def as_cron_runs(line: str, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The line's command in cron's empty environment; only Python is told to write no bytecode,
+    which it would otherwise put beside the package's sources (a test writes its temp folders only)."""
+    argv = ["/usr/bin/env", "-i", "PYTHONDONTWRITEBYTECODE=1", "/bin/sh", "-c", cron_command(line)]
+    return subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+
+
 def test_cron_line_sweeps_for_real_in_an_empty_environment(tmp_path: Path, fakes: Fakes, invoke) -> None:
     root = tmp_path / "my vault 100%"
     shutil.copytree(FIXTURES, root)
@@ -353,9 +361,7 @@ def test_cron_line_sweeps_for_real_in_an_empty_environment(tmp_path: Path, fakes
     (line,) = fakes.table.read_text().splitlines()
     assert "%" not in line.replace("\\%", ""), "every % is escaped for cron"
 
-    proc = subprocess.run(
-        ["/usr/bin/env", "-i", "/bin/sh", "-c", cron_command(line)], capture_output=True, text=True, cwd="/"
-    )
+    proc = as_cron_runs(line, cwd="/")
     assert proc.returncode == 0
     assert proc.stdout == proc.stderr == "", "everything goes to the log"
     assert (root / "facts/copilot/data-handling.md").is_file()
@@ -366,7 +372,7 @@ def test_cron_line_sweeps_for_real_in_an_empty_environment(tmp_path: Path, fakes
     assert record["exit"] == 0
     assert (record["result"]["processed"], record["result"]["promoted"], record["result"]["dropped"]) == (2, 1, 1)
 
-    again = subprocess.run(["/usr/bin/env", "-i", "/bin/sh", "-c", cron_command(line)], capture_output=True, text=True)
+    again = as_cron_runs(line)
     assert again.returncode == 0
     assert [json.loads(x)["result"]["processed"] for x in (state / "sweeps.log").read_text().splitlines()] == [2, 0]
 
@@ -398,13 +404,14 @@ def test_show_prints_what_install_writes_and_changes_nothing(vault: Path, fakes:
 # --- the sweep log ---------------------------------------------------------------------------------
 
 
-def test_the_log_is_size_capped(vault: Path, invoke, tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(runlog, "MAX_BYTES", 2_000)
+def test_the_log_is_size_capped(vault: Path, tmp_path: Path) -> None:
     log = tmp_path / "state" / "sweeps.log"
-    args = ("run", "--vault", str(vault), "--state-dir", str(tmp_path / "state"), "--json", "--log-file", str(log))
+
+    def swept() -> SweepResult:  # as `run --log-file` sweeps: a fresh context each time
+        return sweep.run(build_context(vault, str(log.parent)), None, sweep.Options(use_judge=False))
+
     for _ in range(40):
-        result = invoke(*args)
-        assert result.exit_code == 0 and result.output == ""
+        assert runlog.record_run(log, swept, max_bytes=2_000) == 0
     assert sorted(p.name for p in log.parent.glob("sweeps.log*")) == ["sweeps.log", "sweeps.log.1"]
     line = len(log.read_text().splitlines()[-1]) + 1
     assert log.stat().st_size < 2_000 + line

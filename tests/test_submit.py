@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 from loop_kit import fail
+from safety_kit import FaultyOS
 
+from memory_curator.commands.context import Seams
 from memory_curator.core.notes import parse
-from memory_curator.store import writer
+from memory_curator.store.writer import Files
 
 from conftest import age, snapshot
 
@@ -121,13 +123,9 @@ def test_a_failed_write_leaves_no_partial_file(vault: Path, capsys, monkeypatch:
     import sys
 
     (vault / "_inbox/a").mkdir()
-
-    def failing_fsync(fd: int) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(writer.os, "fsync", failing_fsync)
+    full = Files(FaultyOS("fsync", 1, lambda: OSError(28, "No space left on device"), sticky=True))
     monkeypatch.setattr(sys, "stdin", io.StringIO(json.dumps(PAYLOAD)))
-    code, err = fail(capsys, "submit", "--vault", str(vault), "--agent", "a", "-")
+    code, err = fail(capsys, "submit", "--vault", str(vault), "--agent", "a", "-", seams=Seams(files=full))
     assert code == 1
     assert (
         err.strip() == "memory-curator: _inbox/a/: cannot write the candidate: No space left on device; nothing written"

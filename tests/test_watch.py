@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
+from watchdog.observers.polling import PollingObserver
 
 from memory_curator.cli.machine import build_context
-from memory_curator.commands import watch
 from memory_curator.commands.sweep import OtherHost
 from memory_curator.commands.watch import LOOK_GAP, Look, Notice, Swept, Tracker, Watcher, inbox_rel
 from memory_curator.core.clock import SystemClock
@@ -87,9 +88,10 @@ def actions(items: list[object], rel: str | None = None) -> list[tuple[int, str,
 
 
 @contextmanager
-def watching(root: Path) -> Iterator[tuple[Watcher, list[object]]]:
-    """The watch loop on a thread; stopped (and any error re-raised) at the end."""
-    watcher = Watcher(build_context(root), use_judge=False)
+def watching(root: Path, **given: Any) -> Iterator[tuple[Watcher, list[object]]]:
+    """The watch loop on a thread (`given`: the Watcher's other parameters); stopped (and any
+    error re-raised) at the end."""
+    watcher = Watcher(build_context(root), use_judge=False, **given)
     items: list[object] = []
     failures: list[BaseException] = []
 
@@ -354,11 +356,15 @@ def test_the_backlog_is_swept_on_start(fast_vault: Path, write_candidate: Callab
     assert batches[0].number == 1 and batches[0].result.totals()["promoted"] == 3
 
 
-def test_the_reconcile_scan_sweeps_what_events_missed(fast_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def deaf() -> PollingObserver:
+    """An observer that reports nothing within a test (it polls hourly): every event is lost."""
+    return PollingObserver(timeout=3600)
+
+
+def test_the_reconcile_scan_sweeps_what_events_missed(fast_vault: Path) -> None:
     set_rules(fast_vault, settle=0.3, reconcile=1.0)
-    monkeypatch.setattr(watch._Handler, "on_any_event", lambda self, event: None)  # a lost event queue
     path = fast_vault / AGENT / "missed.md"
-    with watching(fast_vault):
+    with watching(fast_vault, observer=deaf):
         path.write_text(fact("missed"), encoding="utf-8")
         time.sleep(0.6)
         assert path.exists()  # no event: only the reconcile scan can find it

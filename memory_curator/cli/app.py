@@ -296,7 +296,7 @@ def resolve(
     terminal; without one it is refused unless --yes."""
     from memory_curator.cli import review as review_ui  # start-up: the terminal's prompt, for `resolve` only
 
-    confirm = review_ui.asker() if patch_into is not None and review_ui.on_terminal() else None
+    confirm = review_ui.asker() if patch_into is not None and ctx.machine.terminal else None
     done = reviewing.resolve(Desk(ctx, wait), file, surface, patch_into, drop_reason, confirm, yes, settle)
     report.person_action(done, as_json)
 
@@ -443,6 +443,7 @@ def semantic_fetch(seams: Seams, name: str, to: str | None) -> None:
     report.lines([f"{printable(name)}: {fetched.path} ({fetched.bytes / 1e6:.1f} MB)"])
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point: the command line inside the one error boundary (`cli.boundary`)."""
-    boundary.main(cli, argv)
+def main(argv: list[str] | None = None, seams: Seams | None = None) -> None:
+    """Entry point: the command line inside the one error boundary (`cli.boundary`), on `seams`
+    (what it takes from the world; None: the real ones), as `CliRunner().invoke(cli, argv, obj=seams)`."""
+    boundary.main(cli, argv, seams)

@@ -15,19 +15,21 @@ from typing import NoReturn
 import click
 
 from memory_curator.cli import render as report
-from memory_curator.cli.machine import here
+from memory_curator.cli.machine import machine_of
+from memory_curator.commands.context import Seams
 from memory_curator.core import names
 from memory_curator.core.errors import EXIT_CONFIG, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CuratorError
 from memory_curator.store import paths as vault_mod
 from memory_curator.store.state import state_fix, state_folder, state_problem
 
 
-def main(cli: click.Group, argv: list[str] | None = None) -> NoReturn:
-    """Run `cli` inside the one error boundary. Every error ends with one line on stderr and its
-    exit code; with `--json` also one object on stdout, `{"error": {"code", "message", "file"}}`."""
+def main(cli: click.Group, argv: list[str] | None = None, seams: Seams | None = None) -> NoReturn:
+    """Run `cli` inside the one error boundary, on `seams` (the click obj; None: the world's).
+    Every error ends with one line on stderr and its exit code; with `--json` also one object on
+    stdout, `{"error": {"code", "message", "file"}}`."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="memory-curator", standalone_mode=False, obj=seams)
     except click.exceptions.Abort:  # click's name for Ctrl-C (and end of input at a prompt)
         _fail(args, EXIT_INTERRUPTED, "aborted")
     except click.ClickException as exc:
@@ -44,19 +46,19 @@ def main(cli: click.Group, argv: list[str] | None = None) -> NoReturn:
     except KeyboardInterrupt:
         _fail(args, EXIT_INTERRUPTED, "interrupted")
     except (OSError, sqlite3.Error) as exc:  # the state folder (index, journal, lock) cannot be written
-        state = _crash_folder(args)
+        state = _crash_folder(args, seams)
         if not _in_state(exc, state):
-            _internal(args, exc)
+            _internal(args, exc, seams)
         error = exc if isinstance(exc, OSError) else OSError(_sqlite_errno(exc), str(exc))
         message = f"{state_problem(state, error)}: {state_fix(state, error)}"
         _fail(args, EXIT_CONFIG, message, str(state), prefix="memory-curator: ")
     except Exception as exc:  # a bug: say so in one line, keep the traceback in a log
-        _internal(args, exc)
+        _internal(args, exc, seams)
     sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
-def _internal(args: list[str], exc: BaseException) -> NoReturn:
-    log = _crash_log(args)
+def _internal(args: list[str], exc: BaseException, seams: Seams | None) -> NoReturn:
+    log = _crash_log(args, seams)
     what = f"{type(exc).__name__}: {exc}"
     message = f"internal error: {what} (details: {log})"
     _fail(args, EXIT_INTERNAL, message, None if log == "unavailable" else log, prefix="memory-curator: ")
@@ -101,10 +103,10 @@ def _wants_json(args: list[str]) -> bool:
     return "--json" in options
 
 
-def _crash_log(args: list[str]) -> str:
+def _crash_log(args: list[str], seams: Seams | None) -> str:
     """Tracebacks go to the state directory the command used, never into the vault or the terminal."""
     try:
-        path = _crash_folder(args) / "crash.log"
+        path = _crash_folder(args, seams) / "crash.log"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(traceback.format_exc(), encoding="utf-8", errors="backslashreplace")
     except Exception:  # the log is a courtesy: failing to write it must not hide the one line
@@ -112,11 +114,11 @@ def _crash_log(args: list[str]) -> str:
     return str(path)
 
 
-def _crash_folder(args: list[str]) -> Path:
+def _crash_folder(args: list[str], seams: Seams | None) -> Path:
     """--state-dir, else MEMORY_CURATOR_STATE, else the vault's own state folder, else the user's
-    state directory: the command's parsed options are gone once it raised, so they are read again
-    from its arguments."""
-    machine = here()
+    state directory (on the seams' machine): the command's parsed options are gone once it raised,
+    so they are read again from its arguments."""
+    machine = machine_of(seams or Seams())
     try:
         root = vault_mod.find_root(None, _option_value(args, "--vault"), machine.env, Path.cwd())
     except Exception:  # no vault here, or none that can be told from the arguments

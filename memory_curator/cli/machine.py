@@ -7,7 +7,9 @@ import getpass
 import os
 import platform
 import socket
+import sys
 from pathlib import Path
+from typing import TextIO
 
 import platformdirs
 
@@ -28,7 +30,16 @@ def here() -> Machine:
         pid=os.getpid(),
         state_home=platformdirs.user_state_path(APP),
         data_home=platformdirs.user_data_path(APP),
+        terminal=_is_terminal(sys.stdin) and _is_terminal(sys.stderr),
     )
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    """A terminal behind `stream` (None or closed where the process was started without one)."""
+    try:
+        return stream is not None and stream.isatty()
+    except ValueError:  # a closed stream
+        return False
 
 
 def _login() -> str:

@@ -343,11 +343,6 @@ def _said(console: Console, done: Done) -> str:
     return line
 
 
-def on_terminal() -> bool:
-    """A person is there to see a diff and answer (`resolve` asks only then)."""
-    return sys.stdin.isatty() and sys.stderr.isatty()
-
-
 def asker(console: Console | None = None, keys: Keys | None = None) -> Callable[[Preview], bool]:
     """Show a patch into the person's own note and ask for a second key (`keys`; without them,
     a prompt on stderr, as `resolve` asks). The diff and the question go to `console`

@@ -75,7 +75,8 @@ class Machine:
     """What a command may know of the machine it runs on, read once by the CLI
     (`cli.machine.here`) and passed down in the context: nothing below the CLI reads the
     environment, the home folder, the uid, the platform, the host or the login for itself
-    (tests/test_layers.py holds the code to that), so a test states the machine it means."""
+    (tests/test_layers.py holds the code to that), so a test states the machine it means (a
+    terminal, say, where a person answers)."""
 
     env: Mapping[str, str]
     home: Path
@@ -86,6 +87,7 @@ class Machine:
     pid: int
     state_home: Path  # the user's state folder for this app (platformdirs): vaults' state lives below it
     data_home: Path  # the user's data folder for this app (platformdirs): semantic models live below it
+    terminal: bool = False  # a person at stdin and stderr (both terminals): `resolve` shows a diff and asks
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def diagnose(asked: Invocation) -> Diagnosis:
 
 def _findings(root: Path, asked: Invocation) -> list[Finding]:
     machine, clock = asked.machine, asked.seams.clock
-    findings = check_vault(root, machine)
+    findings = check_vault(root, machine, asked.seams.files)
     rules, found = check_rules(root)
     findings += found
     state, found = check_state(root, asked.state, machine, asked.seams.files)
@@ -97,16 +97,18 @@ def _findings(root: Path, asked: Invocation) -> list[Finding]:
     return findings
 
 
-def check_vault(root: Path, machine: Machine) -> list[Finding]:
+def check_vault(root: Path, machine: Machine, files: Files = FILES) -> list[Finding]:
+    """Whether sweeps may read and write the vault's folders, asked of the `os` they write through."""
     fix = f"give {machine.login} read and write access (chmod -R u+rwX {root})"
-    if not os.access(root, os.R_OK | os.X_OK):
+    access = files.os.access
+    if not access(root, os.R_OK | os.X_OK):
         return [Finding("vault", "problem", f"{root} is not readable", fix)]
     out = []
     inbox = root / INBOX
     if not inbox.is_dir():
         out.append(Finding("vault", "warn", f"no {INBOX}/ folder: agents have nowhere to write", "memory-curator init"))
     for folder in (root, inbox, inbox / DROPPED):
-        if folder.is_dir() and not os.access(folder, os.R_OK | os.W_OK | os.X_OK):
+        if folder.is_dir() and not access(folder, os.R_OK | os.W_OK | os.X_OK):
             out.append(Finding("vault", "problem", f"{folder} is not writable: sweeps cannot move notes", fix))
     if not out:
         out.append(Finding("vault", "ok", f"{root} is readable and writable"))

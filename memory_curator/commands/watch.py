@@ -32,6 +32,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from memory_curator.commands import sweep
 from memory_curator.commands.context import Context
@@ -191,7 +192,12 @@ class _Handler(FileSystemEventHandler):
 class Watcher:
     """The watch loop. `run()` yields a Swept per sweep and a Notice per message until `stop` is set."""
 
-    def __init__(self, ctx: Context, *, use_judge: bool = True) -> None:
+    def __init__(
+        self, ctx: Context, *, use_judge: bool = True, observer: Callable[[], BaseObserver] = Observer
+    ) -> None:
+        """`observer` makes what reports the inbox's events: the platform's own (inotify, FSEvents),
+        or watchdog's polling one, which also sees a network share's files, every so often."""
+        self.make_observer = observer
         self.ctx = replace(ctx, root=ctx.root.resolve())  # event paths are real paths on macOS
         self.root = root = self.ctx.root
         self.inbox = root / INBOX
@@ -252,8 +258,8 @@ class Watcher:
             self.bell.close()
         yield Notice("stopped")
 
-    def _start_observer(self) -> Any:
-        observer = Observer()
+    def _start_observer(self) -> BaseObserver:
+        observer = self.make_observer()
         observer.schedule(_Handler(self.notify), str(self.inbox), recursive=True, event_filter=EVENTS)
         try:
             observer.start()

@@ -26,10 +26,10 @@ MAX_BYTES = 1_000_000
 TAIL_BYTES = 64_000
 
 
-def rotate(path: Path, max_bytes: int | None = None) -> None:
+def rotate(path: Path, max_bytes: int = MAX_BYTES) -> None:
     """Keep one previous generation: `sweeps.log` → `sweeps.log.1` once it reaches the cap."""
     try:
-        if path.stat().st_size >= (max_bytes or MAX_BYTES):
+        if path.stat().st_size >= max_bytes:
             os.replace(path, path.with_name(path.name + ".1"))
     except FileNotFoundError:
         return
@@ -49,9 +49,10 @@ def append(path: Path, record: dict[str, Any]) -> None:
 
 
 def record_run(
-    path: Path, sweep: Callable[[], SweepResult], max_bytes: int | None = None, clock: Clock = SystemClock()
+    path: Path, sweep: Callable[[], SweepResult], max_bytes: int = MAX_BYTES, clock: Clock = SystemClock()
 ) -> int:
-    """Run `sweep`, append its outcome to the log, return the exit code (nothing is printed)."""
+    """Run `sweep`, append its outcome to the log (rotated at `max_bytes`), return the exit code
+    (nothing is printed)."""
     rotate(path, max_bytes)
     started, ticks = clock.now(), clock.monotonic()
     outcome: dict[str, Any]
