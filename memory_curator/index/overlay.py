@@ -111,8 +111,8 @@ class Overlay(Questions):
         found = [(p, surface) for p, surface in self.base.with_stem(stem) if self._visible(p)]
         return found + [(p, s.row.surface) for p, s in self._notes() if s.row.stem == stem]
 
-    def paths_naming(self, words: tuple[str, ...], every: bool = True) -> list[str]:
-        return [p for p in self.base.paths_naming(words, every) if self._visible(p)]
+    def paths_naming(self, wanted: tuple[str, ...], language: str, every: bool = True) -> list[str]:
+        return [p for p in self.base.paths_naming(wanted, language, every) if self._visible(p)]
 
     def text(self, path: str) -> str | None:
         staged = self.staged.get(path)

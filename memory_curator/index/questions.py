@@ -78,8 +78,8 @@ class Questions(ABC):
         """(path, surface) of the notes whose file name, folded, is `stem`."""
 
     @abstractmethod
-    def paths_naming(self, words: tuple[str, ...], every: bool = True) -> list[str]:
-        """Notes whose folders and file name hold every (or any) distinctive word."""
+    def paths_naming(self, words: tuple[str, ...], language: str, every: bool = True) -> list[str]:
+        """Notes whose folders and file name hold every (or any) distinctive word, by stem."""
 
     @abstractmethod
     def text(self, path: str) -> str | None:
@@ -167,19 +167,21 @@ class Questions(ABC):
         its own key path (that is `note_at`), nothing the curator never owns (`_meta/`…).
         A fact's note is one named for its entity that speaks of its predicate, or one named
         for its predicate (`Refund policy.md`) that speaks of its entity."""
-        wanted = subject.ask(candidate)
+        wanted = subject.ask(candidate, self.rules.settings.language)
         found: list[ExistingNote] = []
         by_name = {p for name in wanted.names for p in self.match_name(name)}
         named = sorted(by_name)
         by_predicate: list[str] = []
         if wanted.entity:
-            named += self.paths_naming(wanted.entity)
-            by_predicate = self.paths_naming(wanted.predicate, every=False)
+            named += self.paths_naming(wanted.entity, wanted.language)
+            by_predicate = self.paths_naming(wanted.predicate, wanted.language, every=False)
         for path in dict.fromkeys([*named, *by_predicate]):
             if path in (candidate.target, candidate.inbox_path) or never_owned(path):
                 continue
             text = self.text(path)
-            if not text or (path in named and not subject.speaks_of(wanted.predicate, f"{path} {text}")):
+            if not text or (
+                path in named and not subject.speaks_of(wanted.predicate, f"{path} {text}", wanted.language)
+            ):
                 continue
             note = self.parsed(path, text)
             if path not in by_name and not _about_by_words(candidate, wanted, note):
@@ -274,7 +276,8 @@ def _about_by_words(candidate: Candidate, wanted: subject.Ask, note: ExistingNot
     if candidate.surface is not None and on_surface(note.path, [candidate.surface]):
         return False
     text = f"{note.path} {note.text}"
-    return subject.speaks_of(wanted.entity, text, share=1.0) and subject.speaks_of(wanted.predicate, text)
+    language = wanted.language
+    return subject.speaks_of(wanted.entity, text, language, 1.0) and subject.speaks_of(wanted.predicate, text, language)
 
 
 def _other_day(note: ExistingNote, day: str, layout: Layout) -> bool:
