@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.facts import Neighbour, other_body_owner
+from memory_curator.core.words import prefixes, stem, tokens
 from memory_curator.index import semantic
 from memory_curator.index.querier import IndexQuerier
 from memory_curator.index.questions import Found, Questions, Ranked, key_first, near
-from memory_curator.index.rows import Row, bm25, describe, tokens
+from memory_curator.index.rows import Row, bm25, describe
 
 if TYPE_CHECKING:
     from memory_curator.index.semantic import Matrix
@@ -123,6 +124,14 @@ class Overlay(Questions):
     def frequencies(self, words: list[str]) -> dict[str, int]:
         indexed = self.base.frequencies(words)
         return {w: indexed[w] + self._staged_df[w] for w in words}
+
+    def spellings(self, stem_: str, language: str) -> dict[str, int]:
+        """The index's spellings and the staged notes' words with this stem, counted as
+        `frequencies` counts them."""
+        starts = prefixes(stem_)
+        staged = [w for w in self._holders if w.startswith(starts) and stem(w, language) == stem_]
+        found = self.frequencies(list(dict.fromkeys([*self.base.spellings(stem_, language), *staged])))
+        return {w: df for w, df in found.items() if df > 0}
 
     def count(self) -> int:
         """The index's notes, plus new ones staged, less indexed ones removed."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from memory_curator.index.semantic import Matrix
 
 PATH_MATCHES = 25  # notes found by the words of their paths: more is no answer
+SPELT = 100  # indexed words beginning with a stem, read to find those with the stem
 
 
 class IndexQuerier(Questions):
@@ -61,6 +62,7 @@ class IndexQuerier(Questions):
         self._df: dict[str, int] = {}
         self._total: int | None = None
         self._avg: float | None = None
+        self._spelt_as: dict[tuple[str, str], dict[str, int]] = {}  # (language, stem) -> `spellings`
         self._by_path_word: dict[str, set[str]] | None = None  # `_path_holders`
         self._path_words_sorted: list[str] = []
         self._all_paths: list[str] = []
@@ -203,6 +205,19 @@ class IndexQuerier(Questions):
             self._df.update({w: int(found.get(w, 0)) for w in chunk})
         return {w: self._df[w] for w in words}
 
+    def spellings(self, stem: str, language: str) -> dict[str, int]:
+        """The indexed words with this stem: those beginning alike (`words.prefixes`), stemmed."""
+        if (language, stem) not in self._spelt_as:
+            found: dict[str, int] = {}
+            for start in words.prefixes(stem):
+                rows = self.conn.execute(
+                    "SELECT term, df FROM terms WHERE term >= ? AND term < ? AND df > 0 LIMIT ?",
+                    (start, start + "\U0010ffff", SPELT),
+                )
+                found.update((t, int(df)) for t, df in rows if words.stem(t, language) == stem)
+            self._spelt_as[language, stem] = found
+        return self._spelt_as[language, stem]
+
     def count(self) -> int:
         if self._total is None:
             self._total = self.index.count()
@@ -297,7 +312,7 @@ def ask(
         return _answer("slug", slug, querier.match_name(slug), querier)
     if day is not None:
         return _answer("date", day, querier.events_on(day), querier)
-    found = querier.similar(text or "", "", limit) if text is not None else []
+    found = querier.similar(text or "", "", limit, search=True) if text is not None else []
     return _answer("text", text or "", [n.path for n in found], querier, {n.path: n.score for n in found})
 
 
@@ -311,7 +326,8 @@ def similar_both(querier: IndexQuerier, asked: str, limit: int = 5, cwd: Path | 
         rel, text = found
         note = parse(text)
         title, value, body = candidate_parts(note.frontmatter, note.body)
-    lexical = [n for n in querier.similar(f"{title} {value}".strip(), body, limit + 1) if n.path != rel][:limit]
+    lexical = querier.similar(f"{title} {value}".strip(), body, limit + 1, wide=True)
+    lexical = [n for n in lexical if n.path != rel][:limit]
     paired = querier.semantic_similar(semantic.note_text(title, value, body), limit, skip=rel)
     status = "on" if querier.pairing is not None else querier.semantic_problem or "off (no semantic model in the rules)"
     return {
