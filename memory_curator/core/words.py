@@ -152,10 +152,9 @@ def starts(stemmed: Iterable[str]) -> dict[str, tuple[str, ...]]:
 def stems_alike(found: Iterable[str], language: str, beginnings: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
     """The stems of those words that may have one of the stems whose `starts` are `beginnings`
     (the others have none of them, and are not stemmed)."""
-    cache, alike = _cache(language), {}
+    cache, alike, none = _cache(language), {}, ()
     for word in found:
-        group = beginnings.get(word[:HEAD]) or beginnings.get(word[:2])
-        if group is not None and word.startswith(group):
+        if word.startswith(beginnings.get(word[:HEAD], none)) or word.startswith(beginnings.get(word[:2], none)):
             known = cache.get(word)
             alike[word] = known if known is not None else stem(word, language)
     return alike
