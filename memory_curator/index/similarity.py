@@ -17,8 +17,10 @@ compares words (stems of the text's language, stopwords left out):
   share of its 3-word runs found in the note; under `MIN_INFO` shared words, as little as
   `same`. A reason to name a note in a review, never to drop one.
 - `relevance`, what `query --text` ranks by: the note's BM25 for the asked words against the
-  asked text's own, saturated below 1 so that scores spread and never tie at 1.0 (a short
-  query's words are all in many notes: `topic` would give each of them 1.0).
+  asked text's own, times the fourth root of the share of the note's words that are the asked
+  ones (BM25 saturates: the notes that hold a short query's words often all come out alike),
+  saturated below 1 so that scores spread and never tie at 1.0 (a short query's words are all
+  in many notes: `topic` would give each of them 1.0).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ LOW = 0.5  # ... fewer shared words score at most LOW x shared / MIN_INFO
 WINDOWS = (1.0, 1.5, 2.5)  # the windows looked at, in lengths of the candidate (beside the whole match)
 LOOKED = 0.35  # below this bound on `same`, a note is read as one window (it scores well under any threshold)
 HALF = 0.5  # `relevance`: the BM25 ratio at which its saturation reaches one half
+FOCUS = 0.25  # `relevance`: how much the share of a note's words that are the asked ones weighs
 
 
 @dataclass(frozen=True)
@@ -98,9 +101,10 @@ def topic(probe_: Probe, note: Read) -> float:
 
 def relevance(probe_: Probe, note: Read) -> float:
     """How well the note answers the asked words, in [0, 1) (module docstring)."""
-    if probe_.own <= 0:
+    if probe_.own <= 0 or not note.stems:
         return 0.0
-    ratio = _ratio(probe_, note)
+    focus = sum(1 for s in note.stems if s in probe_.weights) / len(note.stems)
+    ratio = _ratio(probe_, note) * math.pow(focus, FOCUS)
     return ratio / (ratio + HALF)
 
 
