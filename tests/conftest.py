@@ -97,22 +97,22 @@ WATCH = pytest.StashKey[tuple[BaseObserver, "TreeWrites"]]()
 
 
 class TreeWrites(FileSystemEventHandler):
-    """The paths written in the shipped tree; bytecode only where the run asked for none
-    (PYTHONDONTWRITEBYTECODE): elsewhere the interpreter writes it, not a test."""
+    """The paths written in the shipped tree, bytecode left out: the interpreter writes it (a
+    subprocess with a bare environment included), not a test, and it is no part of the tree."""
 
-    def __init__(self, bytecode_counts: bool) -> None:
-        self.bytecode_counts, self.paths = bytecode_counts, set[str]()
+    def __init__(self) -> None:
+        self.paths = set[str]()
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         path = os.fsdecode(event.src_path)
-        if self.bytecode_counts or "__pycache__" not in Path(path).parts:
+        if "__pycache__" not in Path(path).parts:
             self.paths.add(os.path.relpath(path, REPO))
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     if hasattr(session.config, "workerinput"):  # an xdist worker: the controller watches for all
         return
-    written, observer = TreeWrites(sys.dont_write_bytecode), Observer()
+    written, observer = TreeWrites(), Observer()
     for name in SHIPPED:
         observer.schedule(written, str(REPO / name), recursive=True, event_filter=WRITES)
     observer.start()

@@ -281,7 +281,7 @@ def test_a_copy_of_a_real_vault_and_edited_copies_of_its_notes_index_without_err
         "SELECT path FROM notes WHERE text_hash = (SELECT text_hash FROM notes WHERE path = 'Home.md')")}  # fmt: skip
     assert duplicates >= {"Home.md", "Edited/bom.md", "Edited/crlf.md", "Edited/placeholder.md"}
     near = querier.similar("Obsidian Help", text.split("---\n", 2)[2], 3)
-    assert near[0].score == 1.0 and near[0].path in duplicates
+    assert near[0].score > 0.95 and near[0].path in duplicates  # not 1.0: the copies' titles are not the asked one
 
 
 # --- the questions a decision asks ---------------------------------------------------------------

@@ -14,7 +14,7 @@ from click.testing import Result
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
-from memory_curator.core import subject
+from memory_curator.core import subject, words
 from memory_curator.index import similarity
 from tests.conftest import age, snapshot
 
@@ -117,12 +117,17 @@ TEXT = "Obsidian Sync keeps version history for one year on the Plus plan and a 
 
 
 def test_the_same_text_scores_one_and_one_rare_word_scores_its_share() -> None:
-    probe = similarity.probe(TEXT, {}, 1000, 20.0)
-    assert similarity.score(probe, TEXT) == pytest.approx(1.0)
+    probe = similarity.probe(words.tokens(TEXT), {}, 1000, 20.0, "english")
+
+    def both(text: str) -> tuple[float, float]:
+        note = similarity.read(probe, text)
+        return similarity.same(probe, note), similarity.topic(probe, note)
+
+    assert both(TEXT) == (pytest.approx(1.0), pytest.approx(1.0))
     lone = "A note about version control in general."
-    assert similarity.score(probe, lone) < 0.3
+    assert max(both(lone)) < 0.3
     inside = "Intro words here. " * 50 + TEXT + " More words after." * 50
-    assert similarity.score(probe, inside) == pytest.approx(1.0), "a copy inside a longer note"
+    assert both(inside) == (pytest.approx(1.0), pytest.approx(1.0)), "a copy inside a longer note"
 
 
 def test_query_text_keeps_common_words(real_vault: Path, tmp_path: Path, invoke: Callable[..., Result]) -> None:

@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_curator.core.words import AUTO, LANGUAGES, supported
+
 DEADLINE_MAX_SECONDS = 3600.0  # judge.deadline_seconds: one hour is already far more than any sweep needs
 SECONDS_MAX = 30 * 86400.0  # settle, ceiling and reconcile times: a month is already far more than any vault needs
 NEIGHBOURS_MAX = 1000
@@ -69,6 +71,7 @@ class Settings:
     person_only: tuple[str, ...] = PERSON_ONLY  # the rules' `person_only` list adds to these
     privacy_tags: tuple[str, ...] = PRIVACY_TAGS  # the rules' `privacy_tags` list adds to these
     max_candidate_bytes: int = MAX_CANDIDATE_BYTES
+    language: str = AUTO  # what words are stemmed in: `auto` (each text's, detected) or a language (`core.words`)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     semantic: SemanticSettings = field(default_factory=SemanticSettings)
 
@@ -94,6 +97,10 @@ def coerce(key: str, value: Any, current: Any) -> Any:
         if not words or not all(isinstance(v, int) and not isinstance(v, bool) for _, v in words):
             raise Unusable("must map words to whole numbers (high: 3)")
         return tuple({**dict(CONFIDENCE_WORDS), **{str(k).casefold(): int(v) for k, v in words}}.items())
+    if key == "language":
+        if not isinstance(value, str) or not value.strip():
+            raise Unusable("must be a language name")
+        return value.strip().casefold()
     if current is None or isinstance(current, str):  # text (curator_host, model, effort)
         if value is None and current is None:
             return None
@@ -129,6 +136,8 @@ def settings_problem(settings: Settings) -> tuple[str, str] | None:
         return "near_duplicate_score", "must be within 0..1"
     if not 0 <= settings.neighbours <= NEIGHBOURS_MAX:
         return "neighbours", f"must be within 0..{NEIGHBOURS_MAX}"
+    if not supported(settings.language):
+        return "language", f"must be {AUTO} or one of: {', '.join(LANGUAGES)}"
     return None
 
 

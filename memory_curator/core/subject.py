@@ -8,23 +8,15 @@ among every note's title, aliases, H1, `slug` and file stem, folded alike (`name
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memory_curator.core import words
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.names import slugify
 from memory_curator.core.notes import as_list, wikilinks
 
 _H1 = re.compile(r"^# +(.+?)\s*#*\s*$", re.MULTILINE)
-_WORD = re.compile(r"[^\W_]+")
-STEM = 5  # a predicate's word matches a note's word that starts alike (`maintainers`, `maintained`)
-
-
-def stem(word: str) -> str:
-    """What a word is matched by: its first five letters; a word with a digit (`em0030`) whole,
-    as `em0031` is another thing."""
-    return word[:STEM] if word.isalpha() else word
 
 
 @dataclass(frozen=True)
@@ -35,6 +27,7 @@ class Ask:
     predicate: tuple[str, ...] = ()
     entity: tuple[str, ...] = ()  # a fact's entity as words, looked for in paths too
     day: str | None = None  # an event's day: an event note of another day is another event
+    language: str = words.FALLBACK  # the candidate's: what its words are stemmed in (`words.stem`)
 
 
 def first_heading(body: str) -> str:
@@ -42,13 +35,14 @@ def first_heading(body: str) -> str:
     return match.group(1).strip() if match else ""
 
 
-def ask(candidate: Candidate) -> Ask:
+def ask(candidate: Candidate, language: str = words.AUTO) -> Ask:
     """A fact is about its entity, and only where the entity's note speaks of its predicate;
     anything else is about its title, name, aliases, slug or H1 (its `[[links]]` when it names
-    nothing itself)."""
+    nothing itself). `language`: the rules' (`auto`: the candidate's own, detected)."""
     fm = candidate.frontmatter
     if candidate.surface is not None and "entity" in candidate.surface.key and fm.get("entity"):
-        return Ask(_slugs([fm["entity"]]), _words(fm.get("predicate")), _words(fm["entity"]))
+        spoken = words.language_of(f"{fm.get('value') or ''} {candidate.note.body}", language)
+        return Ask(_slugs([fm["entity"]]), _words(fm.get("predicate")), _words(fm["entity"]), language=spoken)
     own = [fm.get(k) for k in ("title", "name", "slug")] + as_list(fm.get("aliases"))
     own.append(first_heading(candidate.note.body))
     names = _slugs(own) or _slugs(wikilinks(candidate.note.body))
@@ -58,10 +52,8 @@ def ask(candidate: Candidate) -> Ask:
 
 def _words(value: object) -> tuple[str, ...]:
     """Words of 3 letters or more, and numbers (`widget-7` -> widget, 7), as paths are read."""
-    folded = unicodedata.normalize("NFKD", str(value or "").lower())
-    plain = "".join(c for c in folded if not unicodedata.combining(c))
-    words = (w for w in _WORD.findall(plain) if len(w) >= 3 or any(c.isdigit() for c in w))
-    return tuple(dict.fromkeys(words))
+    found = (w for w in words.tokens(str(value or "")) if len(w) >= 3 or any(c.isdigit() for c in w))
+    return tuple(dict.fromkeys(found))
 
 
 def _slugs(values: Iterable[object]) -> tuple[str, ...]:
@@ -69,12 +61,14 @@ def _slugs(values: Iterable[object]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s for s in out if s))
 
 
-def speaks_of(words: tuple[str, ...], text: str, share: float = 0.5) -> bool:
+def speaks_of(wanted: tuple[str, ...], text: str, language: str = words.FALLBACK, share: float = 0.5) -> bool:
     """At least `share` of the words (a predicate's `max-file-size`) are in the note: each word,
-    or a word starting alike (`stem`; a shorter word as a whole prefix: `max` in `maximum`)."""
-    if not words:
+    or a word with its stem in `language` (`maintainers` in "maintained by"; not `properties`
+    in "proper", nor `commercial` in "comment")."""
+    if not wanted:
         return True
-    held = set(_WORD.findall(text.lower()))
-    starts = {h[:n] for h in held if h.isalpha() for n in (3, 4, STEM)}
-    found = sum(1 for w in words if w in held or ((stem(w) != w or len(w) < STEM) and stem(w) in starts))
-    return found >= share * len(words)
+    held = set(words.tokens(text))
+    stems = {words.stem(w, language) for w in wanted}
+    held_stems = set(words.stems_alike(held, language, words.starts(stems)).values())
+    found = sum(1 for w in wanted if w in held or words.stem(w, language) in held_stems)
+    return found >= share * len(wanted)

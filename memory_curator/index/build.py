@@ -30,7 +30,8 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory_curator.index.rows import Layout, describe, tokens
+from memory_curator.core.words import tokens
+from memory_curator.index.rows import Layout, describe
 
 CHUNK = 500  # notes per chunk: one `executemany` per table
 PARALLEL_NOTES = 2000  # at least this many notes to read: worker processes (each starts in ~0.1 s)

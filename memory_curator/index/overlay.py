@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.facts import Neighbour, other_body_owner
+from memory_curator.core.words import HEAD, prefixes, stem, tokens
 from memory_curator.index import semantic
 from memory_curator.index.querier import IndexQuerier
 from memory_curator.index.questions import Found, Questions, Ranked, key_first, near
-from memory_curator.index.rows import Row, bm25, describe, tokens
+from memory_curator.index.rows import Row, bm25, describe
 
 if TYPE_CHECKING:
     from memory_curator.index.semantic import Matrix
@@ -45,6 +46,7 @@ class Overlay(Questions):
         self._new_paths: set[str] = set()  # staged notes the index does not hold
         self._hidden_ids: set[int] = set()  # indexed notes the overlay replaced or removed
         self._holders: dict[str, set[str]] = {}  # word -> staged notes holding it
+        self._heads: dict[str, set[str]] = {}  # a staged word's first letters -> the staged words (`spellings`)
         self._vectors: dict[str, Matrix] = {}  # staged path -> its vector, embedded when first asked
 
     def stage(self, rel: str, text: str | None) -> None:
@@ -65,6 +67,8 @@ class Overlay(Questions):
         counts = Counter(tokens(f"{row.title} {row.value} {row.body}"))
         self._staged_df.update(counts.keys())
         for word in counts:
+            if word not in self._holders:
+                self._heads.setdefault(word[:HEAD], set()).add(word)
             self._holders.setdefault(word, set()).add(rel)
         self.staged[rel] = _Staged(text, row, counts)
 
@@ -111,8 +115,8 @@ class Overlay(Questions):
         found = [(p, surface) for p, surface in self.base.with_stem(stem) if self._visible(p)]
         return found + [(p, s.row.surface) for p, s in self._notes() if s.row.stem == stem]
 
-    def paths_naming(self, words: tuple[str, ...], every: bool = True) -> list[str]:
-        return [p for p in self.base.paths_naming(words, every) if self._visible(p)]
+    def paths_naming(self, wanted: tuple[str, ...], language: str, every: bool = True) -> list[str]:
+        return [p for p in self.base.paths_naming(wanted, language, every) if self._visible(p)]
 
     def text(self, path: str) -> str | None:
         staged = self.staged.get(path)
@@ -123,6 +127,16 @@ class Overlay(Questions):
     def frequencies(self, words: list[str]) -> dict[str, int]:
         indexed = self.base.frequencies(words)
         return {w: indexed[w] + self._staged_df[w] for w in words}
+
+    def spellings(self, stem_: str, language: str) -> dict[str, int]:
+        """The index's spellings and the staged notes' words with this stem, counted as
+        `frequencies` counts them."""
+        starts = prefixes(stem_)
+        heads = [h for h in self._heads if h.startswith(starts)] if min(map(len, starts)) < HEAD else starts
+        near = set().union(*(self._heads.get(head[:HEAD], ()) for head in heads))
+        staged = [w for w in near if w.startswith(starts) and stem(w, language) == stem_]
+        found = self.frequencies(list(dict.fromkeys([*self.base.spellings(stem_, language), *staged])))
+        return {w: df for w, df in found.items() if df > 0}
 
     def count(self) -> int:
         """The index's notes, plus new ones staged, less indexed ones removed."""

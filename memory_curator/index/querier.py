@@ -5,13 +5,14 @@ answers (`ask`, `similar_both`).
 
 from __future__ import annotations
 
+import bisect
 import json
 import sqlite3
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_curator.core import subject
+from memory_curator.core import words
 from memory_curator.core.candidate import Candidate, target_path
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
@@ -20,7 +21,7 @@ from memory_curator.core.notes import parse
 from memory_curator.core.rules import Rules
 from memory_curator.index import semantic
 from memory_curator.index.questions import Found, Questions, Ranked, key_first, near, pairable
-from memory_curator.index.rows import COMMON_FLOOR, Layout, candidate_parts, match_expression, tokens
+from memory_curator.index.rows import COMMON_FLOOR, Layout, candidate_parts, match_expression
 from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Progress, Refresh, read_note
 from memory_curator.store.writer import FILES, Files
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from memory_curator.index.semantic import Matrix
 
 PATH_MATCHES = 25  # notes found by the words of their paths: more is no answer
+SPELT = 100  # indexed words beginning with a stem, read to find those with the stem
 
 
 class IndexQuerier(Questions):
@@ -60,7 +62,9 @@ class IndexQuerier(Questions):
         self._df: dict[str, int] = {}
         self._total: int | None = None
         self._avg: float | None = None
-        self._by_path_word: dict[str, set[str]] | None = None  # `_path_words`
+        self._spelt_as: dict[tuple[str, str], dict[str, int]] = {}  # (language, stem) -> `spellings`
+        self._by_path_word: dict[str, set[str]] | None = None  # `_path_holders`
+        self._path_words_sorted: list[str] = []
         self._all_paths: list[str] = []
 
     @property
@@ -131,30 +135,46 @@ class IndexQuerier(Questions):
     def with_stem(self, stem: str) -> list[tuple[str, str | None]]:
         return list(self.conn.execute("SELECT path, surface FROM notes WHERE stem = ?", (stem,)))
 
-    def paths_naming(self, words: tuple[str, ...], every: bool = True) -> list[str]:
+    def paths_naming(self, wanted: tuple[str, ...], language: str, every: bool = True) -> list[str]:
         """Notes whose folders and file name hold every (or, `every=False`, any) distinctive
-        word (`obsidian-publish`: `Obsidian Publish/Publish limitations.md`). A word in more
-        than max(20, 0.5%) of the paths (the vault's own name, `plugins`) is not distinctive,
-        and more than `PATH_MATCHES` notes found is no answer: which one is a person's call."""
-        holders = self._path_words()
-        ceiling = max(COMMON_FLOOR, len(self._all_paths) // 200)
-        sets = [holders.get(subject.stem(w), set()) for w in words]
+        word, in any spelling with its stem (`obsidian-publish`: `Obsidian Publish/Publish
+        limitations.md`). A word in more than max(20, 0.5%) of the paths (the vault's own name,
+        `plugins`) is not distinctive, and more than `PATH_MATCHES` notes found is no answer:
+        which one is a person's call."""
+        ceiling = max(COMMON_FLOOR, len(self._path_holders()[0]) // 200)
+        sets = [self._paths_with(word, language) for word in wanted]
         sets = [held for held in sets if len(held) <= ceiling and (held or every)]
         if not sets:
             return []
         found = set.intersection(*sets) if every else set.union(*sets)
         return sorted(found) if len(found) <= PATH_MATCHES else []
 
-    def _path_words(self) -> dict[str, set[str]]:
-        """Word stem -> the indexed paths whose folders or file name hold it (built once)."""
+    def _paths_with(self, word: str, language: str) -> set[str]:
+        """The paths holding the word, or a word with its stem."""
+        _, holders, spelt = self._path_holders()
+        stem = words.stem(word, language)
+        if stem == word and not word.isalpha():  # a word with a digit: whole
+            return set(holders.get(word, ()))
+        found: set[str] = set()
+        for start in words.prefixes(stem):
+            for held in spelt[bisect.bisect_left(spelt, start) :]:
+                if not held.startswith(start):
+                    break
+                if words.stem(held, language) == stem:
+                    found |= holders[held]
+        return found
+
+    def _path_holders(self) -> tuple[list[str], dict[str, set[str]], list[str]]:
+        """Every indexed path; word -> the paths whose folders or file name hold it; the words,
+        sorted (built once)."""
         if self._by_path_word is None:
             self._all_paths = [p for (p,) in self.conn.execute("SELECT path FROM notes")]
             holders: dict[str, set[str]] = {}
             for path in self._all_paths:
-                for word in set(tokens(path[:-3])):
-                    holders.setdefault(subject.stem(word), set()).add(path)
-            self._by_path_word = holders
-        return self._by_path_word
+                for word in set(words.tokens(path[:-3])):
+                    holders.setdefault(word, set()).add(path)
+            self._by_path_word, self._path_words_sorted = holders, sorted(holders)
+        return self._all_paths, self._by_path_word, self._path_words_sorted
 
     def text(self, path: str) -> str | None:
         return _read_text(self.root, path)
@@ -184,6 +204,19 @@ class IndexQuerier(Questions):
             found = dict(self.conn.execute(f"SELECT term, df FROM terms WHERE term IN ({marks})", chunk))
             self._df.update({w: int(found.get(w, 0)) for w in chunk})
         return {w: self._df[w] for w in words}
+
+    def spellings(self, stem: str, language: str) -> dict[str, int]:
+        """The indexed words with this stem: those beginning alike (`words.prefixes`), stemmed."""
+        if (language, stem) not in self._spelt_as:
+            found: dict[str, int] = {}
+            for start in words.prefixes(stem):
+                rows = self.conn.execute(
+                    "SELECT term, df FROM terms WHERE term >= ? AND term < ? AND df > 0 LIMIT ?",
+                    (start, start + "\U0010ffff", SPELT),
+                )
+                found.update((t, int(df)) for t, df in rows if words.stem(t, language) == stem)
+            self._spelt_as[language, stem] = found
+        return self._spelt_as[language, stem]
 
     def count(self) -> int:
         if self._total is None:
@@ -279,7 +312,7 @@ def ask(
         return _answer("slug", slug, querier.match_name(slug), querier)
     if day is not None:
         return _answer("date", day, querier.events_on(day), querier)
-    found = querier.similar(text or "", "", limit) if text is not None else []
+    found = querier.similar(text or "", "", limit, search=True) if text is not None else []
     return _answer("text", text or "", [n.path for n in found], querier, {n.path: n.score for n in found})
 
 
@@ -293,7 +326,8 @@ def similar_both(querier: IndexQuerier, asked: str, limit: int = 5, cwd: Path | 
         rel, text = found
         note = parse(text)
         title, value, body = candidate_parts(note.frontmatter, note.body)
-    lexical = [n for n in querier.similar(f"{title} {value}".strip(), body, limit + 1) if n.path != rel][:limit]
+    lexical = querier.similar(f"{title} {value}".strip(), body, limit + 1, wide=True)
+    lexical = [n for n in lexical if n.path != rel][:limit]
     paired = querier.semantic_similar(semantic.note_text(title, value, body), limit, skip=rel)
     status = "on" if querier.pairing is not None else querier.semantic_problem or "off (no semantic model in the rules)"
     return {

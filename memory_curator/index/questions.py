@@ -7,33 +7,48 @@ that both views answer alike.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from memory_curator.core import subject
+from memory_curator.core import subject, words
 from memory_curator.core.candidate import Candidate
-from memory_curator.core.facts import ExistingNote, Neighbour
+from memory_curator.core.facts import ExistingNote, Neighbour, distinct
 from memory_curator.core.names import RULES_PATH, nfc, slugify
 from memory_curator.core.notes import parse
 from memory_curator.core.ownership import curator_owned, never_owned, on_surface
 from memory_curator.core.rules import Rules
 from memory_curator.index import semantic, similarity
-from memory_curator.index.rows import QUERY_TERMS, Layout, body_hash, candidate_parts, choose_terms, terms, text_hash
+from memory_curator.index.rows import (
+    COMMON_FLOOR,
+    COMMON_SHARE,
+    QUERY_TERMS,
+    Layout,
+    body_hash,
+    candidate_parts,
+    choose_terms,
+    terms,
+    text_hash,
+)
 
 if TYPE_CHECKING:
     from memory_curator.index.semantic import Matrix
 
 MIN_SCORE = 0.02  # below this a "neighbour" shares only words most notes hold
 META = RULES_PATH.split("/")[0] + "/"
-RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity.score`
+RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity`
+SEARCHED = 3  # `query` fetches k x this many notes by BM25, to rank them (`similarity.relevance`, `.same`)
+UNSPELT = 5  # a candidate's words no note holds as written, looked up by their stem (title first)
+SPELLINGS = 6  # the vault's spellings of one stem searched, the most frequent first
 Ranked = tuple[float, str, int]  # BM25 score, path, rowid (-1: a staged note)
 Cached = tuple[str, str, int, int]  # inbox path, its hash, k, the view's generation
+Near = tuple[Neighbour, float]  # a neighbour scored by `similarity.same`, and its `similarity.topic`
 
 
 @dataclass(frozen=True)
 class Found:
-    """What `similarity.score` reads of a ranked note: its text as the index holds it."""
+    """What `similarity` reads of a ranked note: its text as the index holds it."""
 
     path: str
     title: str
@@ -51,7 +66,7 @@ class Questions(ABC):
 
     def __init__(self) -> None:
         self.generation = 0
-        self._near: dict[Cached, list[Neighbour]] = {}
+        self._near: dict[Cached, list[Near]] = {}
         self._paired: dict[Cached, list[Neighbour]] = {}
 
     # --- what a view answers ---------------------------------------------------------------
@@ -78,8 +93,8 @@ class Questions(ABC):
         """(path, surface) of the notes whose file name, folded, is `stem`."""
 
     @abstractmethod
-    def paths_naming(self, words: tuple[str, ...], every: bool = True) -> list[str]:
-        """Notes whose folders and file name hold every (or any) distinctive word."""
+    def paths_naming(self, words: tuple[str, ...], language: str, every: bool = True) -> list[str]:
+        """Notes whose folders and file name hold every (or any) distinctive word, by stem."""
 
     @abstractmethod
     def text(self, path: str) -> str | None:
@@ -88,6 +103,11 @@ class Questions(ABC):
     @abstractmethod
     def frequencies(self, words: list[str]) -> dict[str, int]:
         """Document frequency per word."""
+
+    @abstractmethod
+    def spellings(self, stem: str, language: str) -> dict[str, int]:
+        """The indexed words with this stem in `language`, and the document frequency of each
+        (none with a frequency of 0)."""
 
     @abstractmethod
     def count(self) -> int:
@@ -167,19 +187,21 @@ class Questions(ABC):
         its own key path (that is `note_at`), nothing the curator never owns (`_meta/`…).
         A fact's note is one named for its entity that speaks of its predicate, or one named
         for its predicate (`Refund policy.md`) that speaks of its entity."""
-        wanted = subject.ask(candidate)
+        wanted = subject.ask(candidate, self.rules.settings.language)
         found: list[ExistingNote] = []
         by_name = {p for name in wanted.names for p in self.match_name(name)}
         named = sorted(by_name)
         by_predicate: list[str] = []
         if wanted.entity:
-            named += self.paths_naming(wanted.entity)
-            by_predicate = self.paths_naming(wanted.predicate, every=False)
+            named += self.paths_naming(wanted.entity, wanted.language)
+            by_predicate = self.paths_naming(wanted.predicate, wanted.language, every=False)
         for path in dict.fromkeys([*named, *by_predicate]):
             if path in (candidate.target, candidate.inbox_path) or never_owned(path):
                 continue
             text = self.text(path)
-            if not text or (path in named and not subject.speaks_of(wanted.predicate, f"{path} {text}")):
+            if not text or (
+                path in named and not subject.speaks_of(wanted.predicate, f"{path} {text}", wanted.language)
+            ):
                 continue
             note = self.parsed(path, text)
             if path not in by_name and not _about_by_words(candidate, wanted, note):
@@ -187,17 +209,39 @@ class Questions(ABC):
             if wanted.day and _other_day(note, wanted.day, self.layout):
                 continue
             found.append(replace(note, found_by="name" if path in by_name else "words"))
+        named_already = {n.path for n in found}
+        return found + [n for n in self._about_by_topic(candidate) if n.path not in named_already]
+
+    def _about_by_topic(self, candidate: Candidate) -> list[ExistingNote]:
+        """Notes holding most of the candidate (`similarity.topic` at least the near-duplicate
+        score) that are not its information again (those are its near-duplicates): about the
+        same thing, so named in its review, never its note to patch (`found_by` "topic"). A
+        note of its own surface with another key or value is another thing (`facts.distinct`)."""
+        settings = self.rules.settings
+        if candidate.note.problem:
+            return []
+        found = []
+        for neighbour, topic in self._neighbours(candidate, settings.neighbours):
+            if topic < settings.near_duplicate_score or neighbour.score >= settings.near_duplicate_score:
+                continue
+            if neighbour.path in (candidate.target, candidate.inbox_path) or never_owned(neighbour.path):
+                continue
+            if not distinct(candidate, neighbour) and neighbour.text:
+                found.append(replace(self.parsed(neighbour.path, neighbour.text), found_by="topic"))
         return found
 
     # --- similarity ------------------------------------------------------------------------
 
     def neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
         """The k closest notes by BM25 over the candidate's title, value and rarest body words,
-        each scored in [0, 1] (`similarity.score`)."""
+        each scored in [0, 1] by `similarity.same` (1.0: the same information)."""
+        return [neighbour for neighbour, _ in self._neighbours(candidate, k)]
+
+    def _neighbours(self, candidate: Candidate, k: int) -> list[Near]:
         title, value, body = candidate_parts(candidate.frontmatter, candidate.note.body)
         cache_key = (candidate.inbox_path, candidate.digest, k, self.generation)
         if cache_key not in self._near:
-            self._near[cache_key] = self.similar(f"{title} {value}", body, k)
+            self._near[cache_key] = self._similar(f"{title} {value}", body, k)
         return self._near[cache_key]
 
     def semantic_neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
@@ -210,27 +254,74 @@ class Questions(ABC):
             self._paired[cache_key] = self.semantic_similar(text, k, skip=candidate.inbox_path)
         return self._paired[cache_key]
 
-    def similar(self, head: str, body: str, k: int) -> list[Neighbour]:
-        """The k notes closest to a text (`head`: its title and value): found by BM25 over its
-        rarest words, scored by `similarity.score` (1.0: the same text)."""
-        head_words, body_words = terms(head), terms(body)
-        df = self.frequencies([*head_words, *body_words])
-        total = self.count()
-        words = choose_terms(head_words, body_words, df, total) or _commonest_last([*head_words, *body_words], df)
-        if not words or k <= 0:
+    def similar(self, head: str, body: str, k: int, search: bool = False, wide: bool = False) -> list[Neighbour]:
+        """The k notes closest to a text (`head`: its title and value), found by BM25 over its
+        rarest words. Scored and ranked by `similarity.same` (1.0: the same information; the
+        topic overlap breaks ties), or with `search` (`query --text`) by `similarity.relevance`.
+        A sweep scores k + `RESCORED` notes; `query` (`search`, or `wide`) k x `SEARCHED`."""
+        return [neighbour for neighbour, _ in self._similar(head, body, k, search, wide)]
+
+    def _similar(self, head: str, body: str, k: int, search: bool = False, wide: bool = False) -> list[Near]:
+        if k <= 0:
             return []
-        best = sorted(self.ranked(words, df, total, k + RESCORED), key=lambda item: (-item[0], item[1]))
-        found = self.found([(path, rowid) for _, path, rowid in best[: k + RESCORED]])
-        text = f"{head}\n{body}"
-        probe = similarity.probe(text, self.frequencies(terms(text)), total, self.avg_words())
-        scored = sorted(
-            ((similarity.score(probe, f.text), f) for f in found), key=lambda item: (-item[0], item[1].path)
-        )
+        head_words, body_words = words.tokens(head), words.tokens(body)
+        language = words.language_of([*head_words, *body_words], self.rules.settings.language)
+        count = k * SEARCHED if search or wide else k + RESCORED
+        found, probe = self._found(head_words, body_words, language, count)
+        scored = []
+        for f in found:
+            note = similarity.read(probe, f.text)
+            score = similarity.relevance(probe, note) if search else similarity.same(probe, note)
+            scored.append((score, similarity.topic(probe, note), f))
+        scored.sort(key=lambda item: (-item[0], -item[1], item[2].path))
         return [
-            near(f.path, f.title, score, self.text(f.path) or "", f.key, f.value)
-            for score, f in scored[:k]
-            if score >= MIN_SCORE
+            (near(f.path, f.title, score, self.text(f.path) or "", f.key, f.value), topic)
+            for score, topic, f in scored[:k]
+            if max(score, topic) >= MIN_SCORE
         ]
+
+    def _found(
+        self, head: list[str], body: list[str], language: str, count: int
+    ) -> tuple[list[Found], similarity.Probe]:
+        """The `count` best notes by BM25 over the text's rarest words (`rows.choose_terms`), each
+        searched in the vault's spellings of its stem too, and the text prepared for scoring them.
+        A word no note holds as written counts by its commonest spelling in the vault, and so does
+        a stem searched or of a short text (its spellings known): the stem's frequency is at least
+        that of each spelling."""
+        head_words, body_words = terms(head, language), terms(body, language)
+        df = self.frequencies([*head_words, *body_words])
+        both = [*head_words, *body_words]
+        stems = dict(zip(both, words.stems(both, language), strict=True))
+        counted = dict(df)  # a word no note holds as written, by its stem's commonest spelling
+        for word in [w for w in stems if not df[w]][:UNSPELT]:
+            counted[word] = max(self.spellings(stems[word], language).values(), default=0)
+        total = self.count()
+        chosen = choose_terms(_one_per_stem(head_words, stems), _one_per_stem(body_words, stems), counted, total)
+        ceiling = max(COMMON_FLOOR, total // COMMON_SHARE) if chosen else math.inf
+        asked = chosen or _commonest_last([*head_words, *body_words], counted)
+        spelt = self._spelt({w: stems[w] for w in asked}, df, language, ceiling)
+        by_stem: dict[str, int] = {}
+        looked = set(stems.values()) if len(set(stems.values())) <= QUERY_TERMS else {stems[w] for w in asked}
+        for word, stem in stems.items():
+            if counted[word] > by_stem.get(stem, 0):
+                by_stem[stem] = counted[word]
+        for stem in looked:
+            by_stem[stem] = max(by_stem.get(stem, 0), *self.spellings(stem, language).values(), 0)
+        probe = similarity.probe([*head, *body], by_stem, total, self.avg_words(), language)
+        if not spelt:
+            return [], probe
+        best = sorted(self.ranked(tuple(spelt), spelt, total, count), key=lambda item: (-item[0], item[1]))
+        return self.found([(path, rowid) for _, path, rowid in best[:count]]), probe
+
+    def _spelt(self, asked: dict[str, str], df: dict[str, int], language: str, ceiling: float) -> dict[str, int]:
+        """The words to search: each word asked (by its stem in `asked`) as written when a note
+        holds it, and the vault's spellings of its stem, the most frequent first, none held by
+        more than `ceiling` notes (`rows.choose_terms`)."""
+        spelt = {w: df[w] for w in asked if 0 < df[w] <= ceiling}
+        for stem in asked.values():
+            found = sorted(self.spellings(stem, language).items(), key=lambda item: (-item[1], item[0]))
+            spelt.update([item for item in found if item[1] <= ceiling][:SPELLINGS])
+        return spelt
 
     def semantic_similar(self, text: str, k: int, skip: str | None = None) -> list[Neighbour]:
         """The k notes whose vectors are closest to this text's, with a positive cosine (not
@@ -260,6 +351,14 @@ def pairable(path: str) -> bool:
     return not path.startswith(META)
 
 
+def _one_per_stem(found: list[str], stems: dict[str, str]) -> list[str]:
+    """The words, one per stem (the first): their spellings are searched alike."""
+    first: dict[str, str] = {}
+    for word in found:
+        first.setdefault(stems[word], word)
+    return list(first.values())
+
+
 def _commonest_last(words: list[str], df: dict[str, int]) -> tuple[str, ...]:
     """Words every query would skip as too common (`query --text sync`), rarest first: a text
     made only of such words is still searched."""
@@ -274,7 +373,8 @@ def _about_by_words(candidate: Candidate, wanted: subject.Ask, note: ExistingNot
     if candidate.surface is not None and on_surface(note.path, [candidate.surface]):
         return False
     text = f"{note.path} {note.text}"
-    return subject.speaks_of(wanted.entity, text, share=1.0) and subject.speaks_of(wanted.predicate, text)
+    language = wanted.language
+    return subject.speaks_of(wanted.entity, text, language, 1.0) and subject.speaks_of(wanted.predicate, text, language)
 
 
 def _other_day(note: ExistingNote, day: str, layout: Layout) -> bool:

@@ -15,7 +15,6 @@ import hashlib
 import json
 import math
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from memory_curator.core.notes import as_list, content_hash, frontmatter_tags, p
 from memory_curator.core.rules import Rules
 from memory_curator.core.subject import first_heading
 from memory_curator.core.surface import Surface
+from memory_curator.core.words import content
 
 MIN_DUPLICATE_WORDS = 8
 QUERY_TERMS = 10  # terms in one similarity query (title and value first, then the rarest body terms)
@@ -39,14 +39,6 @@ SELECTED = (
     "type", "title", "name", "slug", "aliases", "entity", "predicate", "value", "date", "topic",
     "source_url", "sources", "source_skill", "author", "observed_at", "captured_at", "participants",
 )  # fmt: skip
-_STOPWORDS = (
-    "a about after all also an and any are as at be because been but by can could did do does for from had has "
-    "have he her his how i if in into is it its just more most my no not of on one only or other our out over "
-    "she so some such than that the their them then there these they this those to up us was we were what when "
-    "where which who will with would you your"
-)
-STOPWORDS = frozenset(_STOPWORDS.split())
-_TOKEN = re.compile(r"[^\W_]+")
 # notes.inline_tags / notes.wikilinks, with the literal first so `re` can skip to it (20x faster
 # on long bodies); test_index checks they find exactly what the notes module finds.
 _TAG = re.compile(r"#(?<![\w/&#\[(]#)(\w[\w/-]*)")
@@ -240,25 +232,17 @@ def candidate_parts(frontmatter: Mapping[str, Any], body: str) -> tuple[str, str
 # --- similarity ------------------------------------------------------------------------------
 
 
-def tokens(text: str) -> list[str]:
-    """Words as FTS5's unicode61 tokenizer (remove_diacritics 2) sees them."""
-    folded = text.lower()
-    if not folded.isascii():
-        decomposed = unicodedata.normalize("NFD", folded)
-        folded = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _TOKEN.findall(folded)
-
-
-def terms(text: str) -> list[str]:
-    """Distinct searchable words, in order: no stopwords, no single characters."""
-    return [t for t in dict.fromkeys(tokens(text)) if len(t) > 1 and t not in STOPWORDS]
+def terms(found: list[str], language: str) -> list[str]:
+    """Distinct searchable words of these tokens, in order: no stopwords of the language, no
+    single characters."""
+    return content(dict.fromkeys(found), language)
 
 
 def choose_terms(head: list[str], body: list[str], df: Mapping[str, int], total: int) -> tuple[str, ...]:
     """The words to search: the candidate's rarest title/value words, then its rarest body
     words, among those the vault holds but not in more than max(20, 1%) of its notes (such
     words weigh little in BM25 and their long posting lists cost milliseconds). Ties go to
-    longer words. The search only finds notes to score (`similarity.score`)."""
+    longer words. The search only finds notes to score (`similarity`)."""
     ceiling = max(COMMON_FLOOR, total // COMMON_SHARE)
 
     def rarest(words: Iterable[str], count: int) -> list[str]:

@@ -1,16 +1,26 @@
-"""A similarity score that means something (issue 16). Pure: text in, a number out.
+"""Two questions, two numbers (issues 16 and 28). Pure: text in, numbers out.
 
 The index finds the few notes that share a candidate's rarest words (BM25 in FTS5: fast, but its
-raw score only ranks). Each of them is then scored against the candidate itself:
+raw score only ranks). Each is then read against the candidate, word by word as `core.words`
+compares words (stems of the text's language, stopwords left out):
 
-- *self-normalised BM25*: the note's BM25 for every searchable word of the candidate, divided by
-  what the candidate would score against itself, and weighed (geometric mean) by the share of
-  the candidate's distinct words the note holds at all. 1.0 is "holds the same words as often";
-  a note sharing one rare word of five scores far below the 0.9 that word's weight alone gives.
-- *shingle containment*: the share of the candidate's 3-word runs found in the note, so that a
-  near-verbatim copy inside a longer note (or a copy with a new title) still scores near 1.0.
-
-The score is the larger of the two, in [0, 1]; 1.0 means "the same text".
+- `same`, *is it the same information?* Symmetric: the candidate's words are in the note
+  (their share, each weighed by its rarity in the vault) **and** the note's matching part holds
+  little else (the share of its words that are the candidate's). The matching part is the
+  note's best window: a run of its text a little longer than the candidate at most, or all of
+  it, so that a candidate restating one section of a long note still scores high while a
+  short text inside a long note does not. Two texts sharing fewer than `MIN_INFO` distinct
+  words are never the same information: "Done." or "test" is nobody's near-duplicate. This is
+  the score `near_duplicate` reads and review lines show.
+- `topic`, *is it about the same thing?* One-directional: how much of the candidate the note
+  holds, as BM25 against the candidate's own (capped at 1) and the share of its words, or the
+  share of its 3-word runs found in the note; under `MIN_INFO` shared words, as little as
+  `same`. A reason to name a note in a review, never to drop one.
+- `relevance`, what `query --text` ranks by: the note's BM25 for the asked words against the
+  asked text's own, times the fourth root of the share of the note's words that are the asked
+  ones (BM25 saturates: the notes that hold a short query's words often all come out alike),
+  saturated below 1 so that scores spread and never tie at 1.0 (a short query's words are all
+  in many notes: `topic` would give each of them 1.0).
 """
 
 from __future__ import annotations
@@ -20,44 +30,133 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from memory_curator.index.rows import STOPWORDS, idf, tokens, weighted_bm25
+from memory_curator.core.words import content, starts, stems, stems_alike, tokens
+from memory_curator.index.rows import idf, weighted_bm25
 
 SHINGLE = 3
+COVERED = 0.5  # below this share of its words in a note, the candidate's 3-word runs are not looked for
+MIN_INFO = 5  # distinct words two texts must share to be the same information by text alone
+LOW = 0.5  # ... fewer shared words score at most LOW x shared / MIN_INFO
+WINDOWS = (1.0, 1.5, 2.5)  # the windows looked at, in lengths of the candidate (beside the whole match)
+LOOKED = 0.35  # below this bound on `same`, a note is read as one window (it scores well under any threshold)
+HALF = 0.5  # `relevance`: the BM25 ratio at which its saturation reaches one half
+FOCUS = 0.25  # `relevance`: how much the share of a note's words that are the asked ones weighs
 
 
 @dataclass(frozen=True)
 class Probe:
     """The candidate, prepared once for scoring many notes."""
 
-    counts: Counter[str]  # its searchable words
+    language: str  # the language its words are stemmed in
+    counts: Counter[str]  # its content stems
+    length: int  # its content words, repeats included
     shingles: frozenset[str]  # its 3-word runs, as text
-    weights: Mapping[str, float]  # each searchable word's IDF in the vault
+    weights: Mapping[str, float]  # each stem's IDF in the vault
+    weight: float  # the sum of `weights`
+    starts: Mapping[str, tuple[str, ...]]  # what words with its stems begin with (`words.starts`)
     own: float  # the candidate's BM25 against itself
     avg: float  # the vault's average note length, in words
 
 
-def probe(text: str, df: Mapping[str, int], total: int, avg: float) -> Probe:
-    """`df`: the vault's document frequency of each word (missing: no note holds it)."""
-    words = tokens(text)
-    counts = Counter(w for w in words if len(w) > 1 and w not in STOPWORDS)
+@dataclass(frozen=True)
+class Read:
+    """A note's text as the scores read it, in the candidate's language."""
+
+    words: list[str]  # every token (BM25's length, the 3-word runs)
+    stems: list[str]  # its content stems, in order
+    counts: Counter[str]
+
+
+def probe(words: list[str], df: Mapping[str, int], total: int, avg: float, language: str) -> Probe:
+    """The candidate's `words` (`words.tokens`); `df`: the vault's document frequency of each
+    stem (missing: no note holds it)."""
+    counts = Counter(stems(content(words, language), language))
     runs = frozenset(" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
-    weights = {w: idf(df.get(w, 0), max(total, 1)) for w in counts}
-    return Probe(counts, runs, weights, weighted_bm25(counts, len(words), weights, avg), avg)
+    weights = {s: idf(df.get(s, 0), max(total, 1)) for s in counts}
+    own = weighted_bm25(counts, len(words), weights, avg)
+    total_weight = sum(weights.values())
+    return Probe(language, counts, sum(counts.values()), runs, weights, total_weight, starts(counts), own, avg)
 
 
-COVERED = 0.5  # below this share of its words in a note, the candidate's 3-word runs are not looked for
+def read(probe_: Probe, text: str) -> Read:
+    """The note's words; its content words' stems, "" for a word that cannot have one of the
+    candidate's stems (stemming is the costly part, and only shared stems count)."""
+    words = tokens(text)
+    kept = content(words, probe_.language)
+    alike = stems_alike(set(kept), probe_.language, probe_.starts)
+    shared = [alike.get(w, "") for w in kept]
+    return Read(words, shared, Counter(shared))
 
 
-def score(probe_: Probe, note_text: str) -> float:
+def topic(probe_: Probe, note: Read) -> float:
     """How much of the candidate the note holds, in [0, 1] (module docstring)."""
     if not probe_.counts or probe_.own <= 0:
         return 0.0
-    note_words = tokens(note_text)
-    counts = Counter(note_words)
-    ratio = min(1.0, weighted_bm25(counts, len(note_words), probe_.weights, probe_.avg) / probe_.own)
-    coverage = sum(1 for w in probe_.counts if w in counts) / len(probe_.counts)
-    near = containment(probe_, note_words) if coverage >= COVERED else 0.0
-    return max(math.sqrt(ratio * coverage), near)
+    ratio = min(1.0, _ratio(probe_, note))
+    shared = sum(1 for s in probe_.counts if s in note.counts)
+    coverage = shared / len(probe_.counts)
+    near = containment(probe_, note.words) if coverage >= COVERED else 0.0
+    return max(math.sqrt(ratio * coverage), near) * information(shared)
+
+
+def relevance(probe_: Probe, note: Read) -> float:
+    """How well the note answers the asked words, in [0, 1) (module docstring)."""
+    if probe_.own <= 0 or not note.stems:
+        return 0.0
+    focus = sum(1 for s in note.stems if s in probe_.weights) / len(note.stems)
+    ratio = _ratio(probe_, note) * math.pow(focus, FOCUS)
+    return ratio / (ratio + HALF)
+
+
+def same(probe_: Probe, note: Read) -> float:
+    """Whether the note is the candidate's information again, in [0, 1] (module docstring):
+    the best of its windows, each sqrt(weighed share of the candidate it holds x share of
+    its words that are the candidate's). A note whose whole text holds too little of the
+    candidate to come near (`LOOKED`) has only its one longest window read."""
+    if probe_.weight <= 0:
+        return 0.0
+    spots = [(i, s) for i, s in enumerate(note.stems) if s in probe_.weights]
+    if not spots:
+        return 0.0
+    shared = {s for _, s in spots}
+    bound = math.sqrt(sum(probe_.weights[s] for s in shared) / probe_.weight) * information(len(shared))
+    caps = [probe_.length * times for times in WINDOWS] if bound >= LOOKED else []
+    return max(_best_window(probe_, spots, cap) for cap in [*caps, math.inf])
+
+
+def _best_window(probe_: Probe, spots: list[tuple[int, str]], cap: float) -> float:
+    """The best window whose first and last words are the candidate's, at most `cap` words
+    long: one pass, the window's left edge following its right one."""
+    weights, held = probe_.weights, dict[str, int]()
+    weight, left, best = 0.0, 0, 0.0
+    for right, (where, word) in enumerate(spots):
+        count = held.get(word, 0)
+        if not count:
+            weight += weights[word]
+        held[word] = count + 1
+        while where - spots[left][0] >= cap:
+            gone = spots[left][1]
+            held[gone] -= 1
+            if not held[gone]:
+                weight -= weights[gone]
+                del held[gone]
+            left += 1
+        value = weight * (right - left + 1) / (where - spots[left][0] + 1)  # squared, as yet
+        if len(held) < MIN_INFO:
+            value *= information(len(held)) ** 2
+        if value > best:
+            best = value
+    return math.sqrt(max(best, 0.0) / probe_.weight)
+
+
+def information(shared: int) -> float:
+    """What the shared distinct words let a score reach: all of it from `MIN_INFO` words,
+    at most LOW x shared / MIN_INFO below (well under any near-duplicate threshold)."""
+    return 1.0 if shared >= MIN_INFO else LOW * shared / MIN_INFO
+
+
+def _ratio(probe_: Probe, note: Read) -> float:
+    return weighted_bm25(note.counts, len(note.words), probe_.weights, probe_.avg) / probe_.own
 
 
 def containment(probe_: Probe, note_words: list[str]) -> float:

@@ -26,11 +26,12 @@ from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import NEVER_INDEXED
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
+from memory_curator.core.words import tokens
 from memory_curator.index import build, semantic
 from memory_curator.index.build import read_note as read_note  # where `querier` finds it
 from memory_curator.index.progress import Progress as Progress  # where the context finds it
 from memory_curator.index.progress import bar_for
-from memory_curator.index.rows import Layout, tokens
+from memory_curator.index.rows import Layout
 from memory_curator.store.state import STATE_FIX
 from memory_curator.store.writer import FILES, Files
 
