@@ -175,10 +175,11 @@ def signalled(ready: Callable[[], bool] = lambda: True) -> Iterator[None]:
     found, done = signal.getsignal(signal.SIGTERM), threading.Event()
 
     def send() -> None:
-        while not done.wait(0.01):
+        while not done.is_set():  # not done.wait(0.01): under libfaketime (CI) a timed wait can block
             if signal.getsignal(signal.SIGTERM) is not found and ready():
                 signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
                 return
+            time.sleep(0.01)
 
     sender = threading.Thread(target=send, daemon=True)
     sender.start()
