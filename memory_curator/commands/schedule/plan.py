@@ -37,28 +37,17 @@ def plan_install(
     machine: Machine, root: Path, state_opt: str | None, every: str, forced: str | None, on_change: bool
 ) -> JobPlan:
     """What `install` and `show` do for this vault on this machine."""
-    env, home, system = machine.env, machine.home, machine.system
+    env, home, system, state_home = machine.env, machine.home, machine.system, machine.state_home
+    seconds = parse_every(every)
     usable = {} if forced else available(machine)
     where = choose_platform(forced, system, usable)
     if where is None:
-        job = make_job(
-            root,
-            state_folder(root, state_opt, env, machine.state_home).resolve(),
-            parse_every(every),
-            False,
-            sys.executable,
-        )
+        job = make_job(root, state_folder(root, state_opt, env, state_home).resolve(), seconds, False, sys.executable)
         line = no_scheduler(usable, job)
         return JobPlan("none", job.id, unavailable=line, fallback=watch_unit(job, machine))
     if on_change and where != "launchd":
         raise CuratorError(f"--on-change needs launchd (not {where}); `memory-curator watch` sweeps on change anywhere")
-    job = make_job(
-        root,
-        state_folder(root, state_opt, env, machine.state_home).resolve(),
-        parse_every(every),
-        on_change,
-        sys.executable,
-    )
+    job = make_job(root, state_folder(root, state_opt, env, state_home).resolve(), seconds, on_change, sys.executable)
     plan = install_plan(job, where, machine)
     notes = [*plan.notes, *_host_notes(root, machine.host)]
     program = SCHEDULERS[where].program
