@@ -27,6 +27,7 @@ from memory_curator.commands import status, submit, sweep
 from memory_curator.commands.context import Context, QuerierFactory, Seams, fixed_judge, index_querier
 from memory_curator.commands.watch import Notice, Swept
 from memory_curator.core import candidate as cand_mod
+from memory_curator.core import compose
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.decide import JudgeVerdict
@@ -424,8 +425,8 @@ def test_when_even_flagging_fails_the_error_is_in_the_result_and_the_journal(
     vault, state, invoke, clock, monkeypatch
 ) -> None:
     files = two_candidates(vault)
-    real = sweep.compose.review_bytes
-    monkeypatch.setattr(sweep.compose, "review_bytes", explode_on("VICTIM", real, lambda raw, *a: str(raw)))
+    real = compose.review_bytes
+    monkeypatch.setattr(compose, "review_bytes", explode_on("VICTIM", real, lambda raw, *a: str(raw)))
     out = sweep_json(invoke, vault, state, clock, Seams(clock=clock, querier=planted))
     errors = [e for a in out["agents"] for e in a["errors"]]
     assert [e["inbox_path"] for e in errors] == [f"{AGENT}/victim.md"]

@@ -18,7 +18,7 @@ from fake_schedulers import Fakes, install_fakes
 from loop_kit import CONTRADICTION, cli
 
 from memory_curator.core import candidate as cand
-from memory_curator.core.compose import DROP_MARK, REVIEW_MARK
+from memory_curator.core.marks import DROP_MARK, REVIEW_MARK
 from memory_curator.store.rules_file import load
 
 RULES = "_meta/inbox-rules.md"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_curator.core.compose import DROP_MARK, REVIEW_MARK, strip_drop_mark, strip_review_mark, strip_trailing_marks
+from memory_curator.core.compose import strip_drop_mark, strip_review_mark
+from memory_curator.core.marks import DROP_MARK, REVIEW_MARK, strip_trailing_marks
 from memory_curator.core.text import ERROR_CHARS, describe, duration_seconds, iso, one_line, parse_time, split_list
 from memory_curator.store.state import state_folder, vault_id
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from memory_curator.commands.log import Entry
 from memory_curator.core import candidate as cand
-from memory_curator.core import compose, merge
+from memory_curator.core import compose, marks, merge
 from memory_curator.core import plan as plans
 from memory_curator.core.decide import Decision
 from memory_curator.core.facts import Querier
@@ -310,7 +310,7 @@ def from_dropped(copy: bytes | None, digest: str) -> bytes | None:
     if copy is None:
         return None
     for newline in (b"\r\n", b"\n"):
-        cut = copy.rfind(newline + compose.DROP_MARK.encode("utf-8"))
+        cut = copy.rfind(newline + marks.DROP_MARK.encode("utf-8"))
         if cut < 0:
             continue
         for end in (cut, cut - len(newline)):

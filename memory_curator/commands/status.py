@@ -17,7 +17,7 @@ from typing import Any
 
 from memory_curator.commands.context import Context, Machine
 from memory_curator.commands.log import Entry, entries
-from memory_curator.core import compose
+from memory_curator.core import compose, marks
 from memory_curator.core.errors import CuratorError, RulesError
 from memory_curator.core.notes import all_tags, content_hash, parse
 from memory_curator.core.privacy import privacy_tags
@@ -272,10 +272,10 @@ def scan_inbox(root: Path, state: Path, agent: str | None = None, settings: Sett
 
 def uncertainty(text: str) -> str | None:
     """The reason in the last `curator uncertainty` line, without its time."""
-    lines = [ln for ln in text.splitlines() if ln.startswith(compose.REVIEW_MARK)]
+    lines = [ln for ln in text.splitlines() if ln.startswith(marks.REVIEW_MARK)]
     if not lines:
         return None
-    reason = lines[-1][len(compose.REVIEW_MARK) :].rstrip()
+    reason = lines[-1][len(marks.REVIEW_MARK) :].rstrip()
     head, _, tail = reason.rpartition(" (")
     return head if head and tail.endswith(")") and parse_time(tail[:-1]) else reason
 

@@ -19,7 +19,7 @@ from typing import Any
 from memory_curator.commands.context import Context, Judge
 from memory_curator.commands.planning import Planning, action, landing, new_run_id, patch_diff, plan_for
 from memory_curator.core import candidate as cand
-from memory_curator.core import compose
+from memory_curator.core import marks
 from memory_curator.core.decide import Decision, JudgeVerdict, decide
 from memory_curator.core.errors import CuratorError, OtherHost, UnsafePath
 from memory_curator.core.facts import Facts, Staging, gather_facts, staging, with_neighbours
@@ -319,7 +319,7 @@ def _read(sweep: Sweep, item: CandidateFile) -> cand.Candidate | Skipped:
 def _waiting(rel: str, raw: bytes) -> Skipped:
     """An item held for a person: flagged by a sweep, or put back untouched by undo (or restore
     of an untagged file) and never flagged. `run` sums both up in one line."""
-    if compose.REVIEW_MARK.encode() in raw or compose.REVIEW_TAG.encode() in raw:
+    if marks.REVIEW_MARK.encode() in raw or marks.REVIEW_TAG.encode() in raw:
         return Skipped(rel, "needs review (unchanged since it was flagged)", waiting="flagged")
     return Skipped(rel, "held for review (put back by undo; unchanged since)", waiting="held")
 

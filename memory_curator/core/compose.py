@@ -13,10 +13,7 @@ from ruamel.yaml.error import YAMLError
 
 from memory_curator.core.candidate import Candidate, not_carried
 from memory_curator.core.conditions import is_present
-from memory_curator.core.marks import DROP_MARK as DROP_MARK  # the marks' own module is core.marks
-from memory_curator.core.marks import REVIEW_MARK as REVIEW_MARK
-from memory_curator.core.marks import REVIEW_TAG as REVIEW_TAG
-from memory_curator.core.marks import strip_trailing_marks
+from memory_curator.core.marks import DROP_MARK, REVIEW_MARK, REVIEW_TAG, strip_trailing_marks
 from memory_curator.core.names import printable, slugify
 from memory_curator.core.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
 from memory_curator.core.ownership import claims

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from score import report  # the scorer beside this file (run as a script: its folder is on the path)
 
 HERE = Path(__file__).resolve().parent
 REAL_VAULTS = HERE.parents[2] / "shared" / "real-vaults"
@@ -118,11 +119,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     questions = yaml.safe_load(args.queries.read_text(encoding="utf-8"))
     start = time.monotonic()
     result = {"cli": args.cli, **score(shlex.split(args.cli), questions, args.top, args.vaults)}
-    result["seconds"] = time.monotonic() - start
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(table(result))
-    return result
+    return report(result, start, args.out, table)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -333,10 +333,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             work = Path(tmp) / name
             work.mkdir()
             result[name] = scorers[name](cli, vault_src, work)
+    return report(result, start, args.out, table)
+
+
+def report(
+    result: dict[str, Any], start: float, out: Path | None, as_table: Callable[[dict[str, Any]], str]
+) -> dict[str, Any]:
+    """The end of a scorer's run (this one, queries.py): its time, the JSON file, the table."""
     result["seconds"] = time.monotonic() - start
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(table(result))
+    if out:
+        out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(as_table(result))
     return result
 
 
