@@ -11,7 +11,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from memory_curator.core.notes import as_list, norm_tag
 from memory_curator.core.text import parse_time
@@ -82,17 +82,24 @@ def norm_text(value: Any) -> str:
 
 
 def norm_url(url: Any) -> str:
-    """Scheme and host case, trailing slash and tracking parameters do not make a new source."""
+    """One source however it is written: scheme (`http`/`https`), host case, `www.`, a default
+    port, a trailing slash, the fragment and tracking parameters do not make a new source. The
+    key it returns is for comparing only (`example.com/a?b=1`), never written."""
     text = str(url).strip()
     try:
         parts = urlsplit(text)
+        host = (parts.hostname or "").rstrip(".")
+        port = parts.port
     except ValueError:
         return text
-    if not parts.scheme or not parts.netloc:
+    if not parts.scheme or not host:
         return text.rstrip("/")
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)])
-    path = parts.path.rstrip("/")
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, ""))
+    host = host.removeprefix("www.")
+    if port is not None and port not in (80, 443):
+        host = f"{host}:{port}"
+    kept = sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k))
+    query = f"?{urlencode(kept)}" if kept else ""
+    return f"{host}{parts.path.rstrip('/')}{query}"
 
 
 def sources_of(frontmatter: Mapping[str, Any]) -> list[str]:

@@ -277,13 +277,17 @@ def found_notes(facts: Facts) -> str:
         named = ", ".join(_whose(n.path, n.curator_owned) for n in facts.subjects[:SHOWN])
         parts.append(f"the vault has a note about it: {named}")
     if facts.near:
-        named = ", ".join(f"{n.path} ({n.score:.2f})" for n in facts.near[:SHOWN])
+        named = ", ".join(f"{n.path} ({n.score:.2f}{_agreed(n.agreed)})" for n in facts.near[:SHOWN])
         parts.append(f"near-duplicate of {named}")
     named_already = {n.path for n in facts.subjects} | {n.path for n in facts.near}
     close = [n for n in facts.close if n.path not in named_already]
     if close:
         parts.append(", ".join(f"semantically close to {n.path} ({n.score:.2f})" for n in close[:SHOWN]))
     return "; ".join(parts)
+
+
+def _agreed(said: tuple[str, ...]) -> str:
+    return f", {evidence.named(said)}" if said else ""
 
 
 def _whose(path: str, curator_owned: bool) -> str:
@@ -297,7 +301,7 @@ def explain(candidate: Candidate, rules: Rules, facts: Facts) -> list[str]:
     if facts.duplicate_of:
         lines.append(f"exact duplicate: {facts.duplicate_of}")
     lines += [f"about the same subject: {_whose(n.path, n.curator_owned)}" for n in facts.subjects]
-    lines += [f"near-duplicate: {n.path} ({n.score:.2f})" for n in facts.near]
+    lines += [f"near-duplicate: {n.path} ({n.score:.2f}{_agreed(n.agreed)})" for n in facts.near]
     lines += [f"semantically close: {n.path} ({n.score:.2f})" for n in facts.close]
     for rule in rules.drop_rules:
         if rule.judge_only:

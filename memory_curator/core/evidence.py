@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from memory_curator.core import words
+from memory_curator.core.comparison import blank, norm_text, norm_url, sources_of
 from memory_curator.core.settings import PLACEHOLDER_SOURCES, Settings
 
 SOURCE_KEYS = ("source_url", "sources")
@@ -75,3 +77,86 @@ def as_read(frontmatter: Mapping[str, Any], settings: Settings) -> dict[str, Any
         if number is not None:
             fields["confidence"] = number
     return fields
+
+
+# --- evidence beyond words (issue 28) --------------------------------------------------------------
+#
+# Two notes may say the same thing in few shared words: an event of the same day from the same
+# pull request, a fact under another predicate with the same entity, value and page. What they
+# agree on is evidence of the same information; evidence alone is not enough (one page gives many
+# distinct facts, some sharing a value), so it counts only together with a close title or text.
+
+CLOSE = 0.25  # `similarity.same` (or `topic`) at which a note the evidence points at says what the candidate says
+TITLE_WORDS = 2  # distinctive title words an event of the same day and source must share
+SOURCE, DAY, ENTITY_VALUE = "source_url", "day", "entity and value"
+
+
+def sources(frontmatter: Mapping[str, Any], settings: Settings) -> frozenset[str]:
+    """The real sources of a note, each as `comparison.norm_url` keys it (placeholders are none)."""
+    return frozenset(norm_url(s) for s in sources_of(frontmatter) if s.strip() and not is_placeholder(s, settings))
+
+
+def agreed(mine: Mapping[str, Any], theirs: Mapping[str, Any], settings: Settings) -> tuple[str, ...]:
+    """What two notes' fields agree on: a source (`SOURCE`), an event's day (`DAY`), a fact's
+    entity with its value (`ENTITY_VALUE`)."""
+    found = []
+    if sources(mine, settings) & sources(theirs, settings):
+        found.append(SOURCE)
+    if _is(mine, "event") and _is(theirs, "event") and _same(_day(mine), _day(theirs)):
+        found.append(DAY)
+    if _same(mine.get("entity"), theirs.get("entity")) and _same(mine.get("value"), theirs.get("value")):
+        found.append(ENTITY_VALUE)
+    return tuple(found)
+
+
+def same_information(kind: str | None, said: tuple[str, ...], score: float, titles_shared: int) -> bool:
+    """Whether agreed fields (`agreed`) and closeness make a candidate of type `kind` the note's
+    information again: a fact with the note's entity, value and source (an update across keys:
+    `author` beside `developer`); an event of its day and source under a close title; any other
+    note with its source and a close text (`score`, `similarity.same`, at least `CLOSE`). A fact
+    sharing a page and a value with another fact of another entity is a fact of its own."""
+    if SOURCE not in said:
+        return False
+    if kind == "fact":
+        return ENTITY_VALUE in said
+    if kind == "event":
+        return DAY in said and (titles_shared >= TITLE_WORDS or score >= CLOSE)
+    return score >= CLOSE
+
+
+def titles_shared(mine: str, theirs: str, language: str = words.AUTO) -> int:
+    """How many distinctive words (by stem, stopwords left out) two titles share."""
+    spoken = words.language_of(f"{mine} {theirs}", language)
+    held = [set(words.stems(words.content(words.tokens(t), spoken), spoken)) for t in (mine, theirs)]
+    return len(held[0] & held[1])
+
+
+def mentions(frontmatter: Mapping[str, Any], text: str, settings: Settings) -> bool:
+    """Whether a note's text names a host of the candidate's sources: the cheap test before
+    its fields are read (`agreed`)."""
+    folded = text.casefold()
+    return any(host_of(s).removeprefix("www.") in folded for s in sources(frontmatter, settings) if host_of(s))
+
+
+def about(named: bool, score: float, topic: float) -> bool:
+    """Whether a note the candidate's `topic` names (`notion`: `Stack/notion.md`) is about
+    what it says: named, and close in text (`same` or `topic` at least `CLOSE`). A topic alone
+    names a whole field; a review names the note only when the text is near too."""
+    return named and max(score, topic) >= CLOSE
+
+
+def named(said: tuple[str, ...]) -> str:
+    """The agreement as a review line says it: `same source_url and day`."""
+    return "same " + " and ".join(said) if said else ""
+
+
+def _is(frontmatter: Mapping[str, Any], kind: str) -> bool:
+    return str(frontmatter.get("type") or "").strip().casefold() == kind
+
+
+def _day(frontmatter: Mapping[str, Any]) -> str:
+    return str(frontmatter.get("date") or "")[:10]
+
+
+def _same(mine: Any, theirs: Any) -> bool:
+    return not blank(mine) and not blank(theirs) and norm_text(mine) == norm_text(theirs)

@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
-from memory_curator.core import merge
+from memory_curator.core import evidence, merge
 from memory_curator.core.candidate import Candidate, not_carried
 from memory_curator.core.comparison import new_sentences
-from memory_curator.core.notes import Note, all_tags, wikilinks
+from memory_curator.core.notes import Note, all_tags, parse, wikilinks
 from memory_curator.core.ownership import on_surface
 from memory_curator.core.rules import Rules
 from memory_curator.core.settings import Settings
@@ -45,6 +45,7 @@ class Neighbour:
     text: str = ""
     key: str | None = None  # the path its own key fields name, on a keyed surface
     value: str = ""  # its `value`, as written
+    agreed: tuple[str, ...] = ()  # the fields it shares with the candidate that made it near (`evidence.agreed`)
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,36 @@ def _values_differ(candidate: Candidate, theirs: str) -> bool:
     return bool(mine and theirs and merge.norm_text(theirs) != mine)
 
 
+def near_duplicates(candidate: Candidate, found: tuple[Neighbour, ...], settings: Settings) -> tuple[Neighbour, ...]:
+    """The neighbours that are the candidate's information again: by text (a score of at least
+    the rules' threshold, unless `distinct`), or by evidence with a close title or text
+    (`evidence.same_information`: same source and day, same entity, value and source), each
+    of the latter with what agreed, for its review line."""
+    out = []
+    for neighbour in found:
+        if neighbour.score >= settings.near_duplicate_score and not distinct(candidate, neighbour):
+            out.append(neighbour)
+            continue
+        said = by_evidence(candidate, neighbour, settings)
+        if said:
+            out.append(replace(neighbour, agreed=said))
+    return tuple(out)
+
+
+def by_evidence(candidate: Candidate, neighbour: Neighbour, settings: Settings) -> tuple[str, ...]:
+    """What the candidate and the note agree on, when that makes them the same information
+    (`evidence.same_information`); () otherwise. A note that names none of the candidate's
+    source hosts is not read further."""
+    mine = candidate.frontmatter
+    if not neighbour.text or not evidence.mentions(mine, neighbour.text, settings):
+        return ()
+    said = evidence.agreed(mine, parse(neighbour.text).frontmatter, settings)
+    title = str(mine.get("title") or mine.get("name") or "")
+    shared = evidence.titles_shared(title, neighbour.title, settings.language)
+    kind = candidate.surface.type if candidate.surface else None
+    return said if evidence.same_information(kind, said, neighbour.score, shared) else ()
+
+
 def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settings: Settings | None = None) -> Facts:
     """Add the nearest notes and `near_duplicate`, asked only while novelty is still open: no
     note with the key, no exact duplicate, and frontmatter that parses (with no surface too:
@@ -205,7 +236,7 @@ def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settin
         rules = getattr(querier, "rules", None)
         settings = rules.settings if isinstance(rules, Rules) else Settings()
     found = tuple(querier.neighbours(candidate, settings.neighbours))
-    near = tuple(n for n in found if n.score >= settings.near_duplicate_score and not distinct(candidate, n))
+    near = near_duplicates(candidate, found, settings)
     paired = tuple(querier.semantic_neighbours(candidate, settings.neighbours)) if settings.semantic.enabled else ()
     close = tuple(n for n in paired if n.score >= settings.semantic.threshold and not distinct(candidate, n))
     return replace(facts, neighbours=found, near_duplicate=bool(near), near=near, semantic=paired, close=close)

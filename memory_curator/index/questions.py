@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from memory_curator.core import subject, words
+from memory_curator.core import evidence, subject, words
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.facts import ExistingNote, Neighbour, distinct
 from memory_curator.core.names import RULES_PATH, nfc, slugify
@@ -40,6 +40,7 @@ META = RULES_PATH.split("/")[0] + "/"
 RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity`
 SEARCHED = 3  # `query` fetches k x this many notes by BM25, to rank them (`similarity.relevance`, `.same`)
 UNSPELT = 5  # a candidate's words no note holds as written, looked up by their stem (title first)
+PEERS = 10  # notes one evidence question (an event's day, a research note's topic) adds to those scored
 SPELLINGS = 6  # the vault's spellings of one stem searched, the most frequent first
 Ranked = tuple[float, str, int]  # BM25 score, path, rowid (-1: a staged note)
 Cached = tuple[str, str, int, int]  # inbox path, its hash, k, the view's generation
@@ -220,15 +221,35 @@ class Questions(ABC):
         settings = self.rules.settings
         if candidate.note.problem:
             return []
+        named, threshold = set(self._topic_names(candidate)), settings.near_duplicate_score
         found = []
         for neighbour, topic in self._neighbours(candidate, settings.neighbours):
-            if topic < settings.near_duplicate_score or neighbour.score >= settings.near_duplicate_score:
+            by_name = evidence.about(neighbour.path in named, neighbour.score, topic)
+            if not by_name and (topic < threshold or neighbour.score >= threshold):
                 continue
             if neighbour.path in (candidate.target, candidate.inbox_path) or never_owned(neighbour.path):
                 continue
-            if not distinct(candidate, neighbour) and neighbour.text:
+            if (by_name or not distinct(candidate, neighbour)) and neighbour.text:
                 found.append(replace(self.parsed(neighbour.path, neighbour.text), found_by="topic"))
         return found
+
+    def _topic_names(self, candidate: Candidate) -> list[str]:
+        """The notes named by the candidate's `topic`, on a surface keyed by it (research's
+        `notion`: the person's `Stack/notion.md`)."""
+        topic = candidate.frontmatter.get("topic")
+        keyed = candidate.surface is not None and "topic" in candidate.surface.key
+        return self.match_name(str(topic))[:PEERS] if keyed and isinstance(topic, str | int) else []
+
+    def _peers(self, candidate: Candidate) -> list[str]:
+        """The notes the candidate's fields point at, scored beside its neighbours whatever
+        words they share (`evidence`): the events of its day, when it has a source, and the
+        notes its `topic` names."""
+        fm, found = candidate.frontmatter, self._topic_names(candidate)
+        event = candidate.surface is not None and candidate.surface.type == "event"
+        if event and evidence.sources(fm, self.rules.settings):
+            found += self.events_on(str(fm.get("date"))[:10])[:PEERS]
+        skipped = (candidate.target, candidate.inbox_path)
+        return [p for p in dict.fromkeys(found) if p not in skipped and pairable(p)]
 
     # --- similarity ------------------------------------------------------------------------
 
@@ -241,7 +262,7 @@ class Questions(ABC):
         title, value, body = candidate_parts(candidate.frontmatter, candidate.note.body)
         cache_key = (candidate.inbox_path, candidate.digest, k, self.generation)
         if cache_key not in self._near:
-            self._near[cache_key] = self._similar(f"{title} {value}", body, k)
+            self._near[cache_key] = self._similar(f"{title} {value}", body, k, peers=self._peers(candidate))
         return self._near[cache_key]
 
     def semantic_neighbours(self, candidate: Candidate, k: int) -> list[Neighbour]:
@@ -261,24 +282,40 @@ class Questions(ABC):
         A sweep scores k + `RESCORED` notes; `query` (`search`, or `wide`) k x `SEARCHED`."""
         return [neighbour for neighbour, _ in self._similar(head, body, k, search, wide)]
 
-    def _similar(self, head: str, body: str, k: int, search: bool = False, wide: bool = False) -> list[Near]:
+    def _similar(
+        self, head: str, body: str, k: int, search: bool = False, wide: bool = False, peers: list[str] | None = None
+    ) -> list[Near]:
+        """`similar`, each with its topic overlap; `peers` (`_peers`) are scored too, and kept
+        beyond the k whatever their score."""
         if k <= 0:
             return []
         head_words, body_words = words.tokens(head), words.tokens(body)
         language = words.language_of([*head_words, *body_words], self.rules.settings.language)
         count = k * SEARCHED if search or wide else k + RESCORED
         found, probe = self._found(head_words, body_words, language, count)
+        ranked = {f.path for f in found}
+        extra = [f for f in (self._found_at(p) for p in peers or () if p not in ranked) if f is not None]
         scored = []
-        for f in found:
+        for f in [*found, *extra]:
             note = similarity.read(probe, f.text)
             score = similarity.relevance(probe, note) if search else similarity.same(probe, note)
             scored.append((score, similarity.topic(probe, note), f))
         scored.sort(key=lambda item: (-item[0], -item[1], item[2].path))
+        kept = [item for item in scored[:k] if max(item[0], item[1]) >= MIN_SCORE]
+        kept += [item for item in scored[k:] if item[2] in extra]
         return [
-            (near(f.path, f.title, score, self.text(f.path) or "", f.key, f.value), topic)
-            for score, topic, f in scored[:k]
-            if max(score, topic) >= MIN_SCORE
+            (near(f.path, f.title, score, self.text(f.path) or "", f.key, f.value), topic) for score, topic, f in kept
         ]
+
+    def _found_at(self, path: str) -> Found | None:
+        """A note as `found` gives it, read from its text (a peer BM25 did not rank)."""
+        text = self.text(path)
+        if text is None:
+            return None
+        note = parse(text)
+        title, value, body = candidate_parts(note.frontmatter, note.body)
+        surface = self.layout.surface_of(path, note.frontmatter)
+        return Found(path, title, self.layout.key_of(path, surface, note.frontmatter), value, f"{title} {value} {body}")
 
     def _found(
         self, head: list[str], body: list[str], language: str, count: int
