@@ -1,6 +1,7 @@
 """Score the curator on the labeled novelty set (see README.md beside this file).
 
-    python tests/novelty/score.py [--cli "memory-curator"] [--out scores.json] [--sets main,template,retitled]
+    python tests/novelty/score.py [--cli "memory-curator"] [--out scores.json]
+                                  [--sets main,template,one_page,retitled]
                                   [--semantic MODEL_DIR [--threshold 0.8]] [--set-dir tests/novelty_es]
 
 Each set runs on a fresh copy of the real vault (plus `owned/`, the curator-owned notes) through
@@ -39,6 +40,14 @@ CONFLICTS = ("contradiction", "conflict_other_field")
 JUDGE_OR_PERSON = ("paraphrased_duplicate", "noise")
 SET: dict[str, Any] = {"dir": HERE, "source_base": "https://help.obsidian.md/"}  # `--set-dir` and its set.yaml
 COPIES = 300
+# The one-page set: 50 facts an agent took from one plugin directory page (one `source_url`): 10 plugins x 5
+# predicates, values shared across plugins (a license, an author, a minimum app version), never two of one plugin.
+PLUGINS = ("quill-timeline", "ember-tasks", "lumen-graph", "paper-kanban", "sprout-habits",
+           "tidal-calendar", "cobalt-citations", "marble-outliner", "fable-flashcards", "harbor-sync")  # fmt: skip
+LICENSES = ("MIT", "MIT", "GPL-3.0", "MIT", "Apache-2.0", "MIT", "GPL-3.0", "MIT", "MIT", "BSD-3-Clause")
+AUTHORS = ("Mara Quint", "Tobias Reyne", "Mara Quint", "Ines Kolar", "Tobias Reyne")
+APP_VERSIONS = ("1.4.0", "1.5.0", "1.4.0", "1.6.3", "1.5.0")
+ONE_PAGE = "plugins.acme-notes.dev/directory?sort=downloads"
 
 
 def abouts(label: dict[str, Any]) -> list[str]:
@@ -226,6 +235,44 @@ def score_template(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
     }
 
 
+def one_page_facts() -> list[tuple[str, str]]:
+    """(inbox path, text) of the one-page set's 50 facts, each worded as an agent words it."""
+    facts = []
+    for i, plugin in enumerate(PLUGINS):
+        name = plugin.replace("-", " ").title()
+        values = {
+            "license": (LICENSES[i], f"{name} is released under the {LICENSES[i]} license."),
+            "latest-version": (f"2.{i}.{i + 1}", f"The directory lists {name} at version 2.{i}.{i + 1}."),
+            "min-app-version": (APP_VERSIONS[i % 5], f"{name} needs Obsidian {APP_VERSIONS[i % 5]} or newer."),
+            "author": (AUTHORS[i % 5], f"{name} is written and maintained by {AUTHORS[i % 5]}."),
+            "downloads": (f"{(i + 3) * 4127:,}", f"{name} shows {(i + 3) * 4127:,} downloads on the directory page."),
+        }
+        for predicate, (value, body) in values.items():
+            facts.append(
+                (
+                    f"catalog-agent/{plugin}-{predicate}.md",
+                    f'---\ntype: fact\nentity: {plugin}\npredicate: {predicate}\nvalue: "{value}"\n'
+                    f"source_url: https://{ONE_PAGE}\nconfidence: 2\n---\n{body}\n",
+                )
+            )
+    return facts
+
+
+def score_one_page(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
+    """50 distinct facts from one page (one `source_url`, some sharing a value, different keys): all promotable."""
+    run = Run(cli, source, work)
+    for rel, text in one_page_facts():
+        run.add(rel, text)
+    actions = run.sweep()
+    verdicts = [a["verdict"] for a in actions.values()]
+    return {
+        "n": len(verdicts),
+        "promoted": verdicts.count("promote"),
+        "verdicts": {v: verdicts.count(v) for v in sorted(set(verdicts))},
+        "not_promoted": {p: a.get("reason") for p, a in sorted(actions.items()) if a["verdict"] != "promote"},
+    }
+
+
 def score_retitled(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
     """300 verbatim bodies of vault notes, each under a new title as a sourced research note (promotable were it
     new): none may be promoted or patched."""
@@ -293,6 +340,9 @@ def table(result: dict[str, Any]) -> str:
     if "template" in result:
         t = result["template"]
         rows.append(("template", "widget-N facts promoted", f"{t['promoted']}/{t['n']}"))
+    if "one_page" in result:
+        o = result["one_page"]
+        rows.append(("one_page", "distinct facts from one page promoted", f"{o['promoted']}/{o['n']}"))
     if "retitled" in result:
         r = result["retitled"]
         rows.append(("retitled", "retitled copies caught (not promoted)", f"{r['caught']}/{r['n']}"))
@@ -310,7 +360,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, help="write the scores as JSON here")
     parser.add_argument("--vault-src", type=Path, help="the real vault to copy (default: the set's, see --set-dir)")
     parser.add_argument("--set-dir", type=Path, default=HERE, help="the labeled set to score (default: this folder)")
-    parser.add_argument("--sets", default="main,template,retitled", help="comma-separated: main,template,retitled")
+    parser.add_argument(
+        "--sets", default="main,template,one_page,retitled", help="comma-separated: main,template,one_page,retitled"
+    )
     parser.add_argument("--semantic", type=Path, metavar="MODEL_DIR", help="turn semantic pairing on with this model")
     parser.add_argument("--threshold", type=float, help="with --semantic: its threshold (default: the rules')")
     args = parser.parse_args(argv)
@@ -324,7 +376,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if args.threshold is not None:
             SEMANTIC["threshold"] = args.threshold
     cli, start = shlex.split(args.cli), time.monotonic()
-    scorers = {"main": score_main, "template": score_template, "retitled": score_retitled}
+    scorers = {"main": score_main, "template": score_template, "one_page": score_one_page, "retitled": score_retitled}
     result: dict[str, Any] = {"cli": args.cli, "semantic": dict(SEMANTIC) or None}
     if args.set_dir.resolve() != HERE:
         result.update(set_dir=str(args.set_dir), vault=vault_src.name)
