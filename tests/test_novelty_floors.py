@@ -1,0 +1,107 @@
+"""Issue 28's floors ("Near means near", Must show) on BOTH labeled sets, without a judge: the scorer
+(tests/novelty/score.py) runs `python -m memory_curator` (this checkout) on fresh copies of the real vaults,
+obsidian-help-en (tests/novelty/) and agent-learnings-es (tests/novelty_es/).
+
+Two targets are not met yet and are worked on elsewhere (branch `naming`): every needs_review line naming the
+right note (`REVIEW_NAMED_TARGET`) and the named `query` questions (`QUERY_TOP3_TARGET`). Their floors below are
+today's figures, so that they cannot fall back; raise each to its target when the code meets it."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from memory_curator.core import words
+from memory_curator.core.notes import parse
+from memory_curator.index import similarity
+from tests.conftest import SHARED, require_shared
+
+HERE = Path(__file__).resolve().parent
+SETS = {"novelty": HERE / "novelty", "novelty_es": HERE / "novelty_es"}
+VAULTS = {"novelty": "obsidian-help-en", "novelty_es": "agent-learnings-es"}
+ACCEPTABLE = 0.97
+REVIEW_OVER_JUDGE_LESS_FLOOR = 1.1
+PROMOTED = 0.98  # the template and one-page sets
+REVIEW_NAMED_TARGET = 0.95  # issue 28: not met yet (branch `naming`)
+REVIEW_NAMED_FLOOR = {"novelty": 0.94, "novelty_es": 0.80}  # today's: 94.1% of 34, 80.4% of 51
+NEAR = 0.6  # the shipped rules' near_duplicate_score
+
+
+def scorer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("novelty_score_floors", HERE / "novelty" / "score.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def score(name: str, sets: str, tmp_path: Path) -> dict[str, Any]:
+    require_shared(SHARED / "real-vaults" / VAULTS[name])
+    args = ["--cli", f"{sys.executable} -m memory_curator", "--set-dir", str(SETS[name]), "--sets", sets]
+    result: dict[str, Any] = scorer().main([*args, "--out", str(tmp_path / "scores.json")])
+    return result
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_labeled_set_meets_issue_28(name: str, tmp_path: Path) -> None:
+    m = score(name, "main", tmp_path)["main"]
+    wrong = [(i["file"], i["verdict"], i["reason"]) for i in m["items"] if not i["acceptable"]]
+    assert m["acceptable"] >= ACCEPTABLE, wrong
+    assert m["wrong_drops"] == 0, wrong
+    assert m["duplicates_promoted"] == 0, wrong
+    assert m["second_notes"] == 0, [i["file"] for i in m["items"] if i["second_note"]]
+    assert m["contradictions_merged"] == 0, wrong
+    assert m["wrong_patches"] == 0, wrong
+    assert m["person_notes_identical"], m["person_notes_changed"]
+    assert m["review_fraction"] <= REVIEW_OVER_JUDGE_LESS_FLOOR * m["review_floor_judge_less"], (
+        m["review_fraction"],
+        m["review_floor_judge_less"],
+    )
+    assert m["review_named"] >= REVIEW_NAMED_FLOOR[name], m["review_named"]
+    assert not m["fate_mismatches"]
+
+
+@pytest.mark.slow  # 650 candidates on each vault: about 30 s each on the live code
+@pytest.mark.parametrize("name", SETS)
+def test_template_one_page_and_retitled_sets(name: str, tmp_path: Path) -> None:
+    result = score(name, "template,one_page,retitled", tmp_path)
+    template, one_page, retitled = result["template"], result["one_page"], result["retitled"]
+    assert template["promoted"] >= PROMOTED * template["n"], template["verdicts"]
+    assert one_page["n"] == 50 and one_page["promoted"] >= PROMOTED * one_page["n"], one_page["not_promoted"]
+    assert retitled["caught"] == retitled["n"], retitled["verdicts"]
+
+
+def note_texts(vault: Path, count: int) -> list[str]:
+    """`count` notes of the vault with a body of some length, the same ones every run."""
+    paths = sorted(p for p in vault.rglob("*.md") if ".obsidian" not in p.parts)
+    picked = random.Random(28).sample(paths, min(count, len(paths)))
+    texts = [parse(p.read_text(encoding="utf-8", errors="replace")).body for p in picked]
+    return [t for t in texts if len(words.tokens(t)) >= 40]
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_a_short_candidate_sharing_one_word_with_a_real_note_is_never_near(name: str) -> None:
+    """Under five distinctive words, one of them the note's: never scored at least 0.6 (`same` or `topic`)."""
+    vault = require_shared(SHARED / "real-vaults" / VAULTS[name])
+    texts = note_texts(vault, 150)
+    rng = random.Random(5)
+    worst = (0.0, "", "")
+    for i, text in enumerate(texts):
+        language = words.language_of(text)
+        held = set(words.tokens(text))
+        own = words.content(words.tokens(text), language)
+        others = [w for w in words.content(words.tokens(texts[i - 1]), language) if w not in held and w.isalpha()]
+        for size in range(1, 5):
+            chosen = [rng.choice(own), *rng.sample(others, min(size - 1, len(others)))]
+            candidate = " ".join(dict.fromkeys(chosen))
+            probe = similarity.probe(words.tokens(candidate), {}, 1000, 120.0, language)
+            read = similarity.read(probe, text)
+            found = max(similarity.same(probe, read), similarity.topic(probe, read))
+            worst = max(worst, (found, candidate, text[:60]))
+    assert worst[0] < NEAR, worst
