@@ -84,7 +84,7 @@ def test_a_placeholder_source_is_no_evidence() -> None:
         ("event", ("source_url", "day"), 0.05, 2, True),
         ("event", ("source_url", "day"), 0.05, 1, False),  # one title word: two events of one day and page
         ("event", ("day",), 0.9, 5, False),  # a recurring meeting, another source
-        ("event", ("source_url",), 0.9, 5, False),  # another day: not the same event (a conflict is a person's)
+        ("event", ("source_url",), 0.9, 5, False),  # another day: a conflict (`evidence.moved`), not this rule
         ("research", ("source_url",), 0.36, 0, True),  # a research note restating one from its page
         ("research", ("source_url",), 0.1, 3, False),
         ("research", (), 0.9, 9, False),  # text alone is the similarity rule's, not evidence
@@ -126,6 +126,18 @@ def test_an_event_of_the_same_day_and_pull_request_waits_naming_it(vault: Path) 
     out = check(vault, text)
     assert out["verdict"] == "needs_review", out
     assert OWNED_PATH in out["reason"] and "same source_url and day" in out["reason"]
+
+
+def test_the_same_event_from_its_page_dated_otherwise_waits_showing_both_dates(vault: Path) -> None:
+    vault_with(vault, {OWNED_PATH: OWNED_EVENT})
+    text = EVENT.format(
+        title="Shop checkout rejected every card after the tax change",
+        source=PR,
+        body="The tax module returned a null rate and the payment form refused to submit.",
+    )
+    out = check(vault, text.replace("2026-08-12", "2026-08-14"))
+    assert out["verdict"] == "needs_review", out
+    assert OWNED_PATH in out["reason"] and "same source_url; date: 2026-08-12 -> 2026-08-14" in out["reason"]
 
 
 @pytest.mark.parametrize(
@@ -228,3 +240,14 @@ def test_research_whose_topic_names_a_note_about_something_else_is_promoted(vaul
     )
     out = check(vault, text)
     assert out["verdict"] == "promote", out
+
+
+def test_a_moved_event_is_named_with_both_dates_and_a_recurring_one_is_not() -> None:
+    mine = {"type": "event", "date": "2026-08-14", "source_url": PR}
+    theirs = {"type": "event", "date": "2026-08-12", "source_url": PR}
+    said = evidence.agreed(mine, theirs, SETTINGS)
+    assert evidence.moved(mine, theirs, said, close=True) == "date: 2026-08-12 -> 2026-08-14"
+    assert evidence.moved(mine, theirs, said, close=False) == ""
+    weekly = {**theirs, "source_url": "https://meet.acme.com/weekly/2026-08-12"}
+    assert evidence.moved(mine, weekly, evidence.agreed(mine, weekly, SETTINGS), close=True) == ""
+    assert evidence.named((evidence.SOURCE, "date: a -> b")) == "same source_url; date: a -> b"

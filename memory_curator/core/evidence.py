@@ -120,8 +120,18 @@ def same_information(kind: str | None, said: tuple[str, ...], score: float, titl
     if kind == "fact":
         return ENTITY_VALUE in said
     if kind == "event":
-        return DAY in said and (titles_shared >= TITLE_WORDS or score >= CLOSE)
+        return DAY in said and close_event(score, titles_shared)
     return score >= CLOSE
+
+
+def moved(mine: Mapping[str, Any], theirs: Mapping[str, Any], said: tuple[str, ...], close: bool) -> str:
+    """`date: 2026-07-27 -> 2026-07-29` when two events from one source, close in title or text,
+    are dated otherwise: the same event with its date in conflict, old beside new ("" when not).
+    A recurring meeting has a page of its own each time, so it is never one."""
+    if SOURCE not in said or DAY in said or not close or not (_is(mine, "event") and _is(theirs, "event")):
+        return ""
+    old, new = _day(theirs), _day(mine)
+    return f"date: {old} -> {new}" if old and new else ""
 
 
 def titles_shared(mine: str, theirs: str, language: str = words.AUTO) -> int:
@@ -138,6 +148,12 @@ def mentions(frontmatter: Mapping[str, Any], text: str, settings: Settings) -> b
     return any(host_of(s).removeprefix("www.") in folded for s in sources(frontmatter, settings) if host_of(s))
 
 
+def close_event(score: float, titles_shared: int) -> bool:
+    """An event's title or text close to another's: `TITLE_WORDS` distinctive title words in
+    common, or a same-information score of at least `CLOSE`."""
+    return titles_shared >= TITLE_WORDS or score >= CLOSE
+
+
 def about(named: bool, score: float, topic: float) -> bool:
     """Whether a note the candidate's `topic` names (`notion`: `Stack/notion.md`) is about
     what it says: named, and close in text (`same` or `topic` at least `CLOSE`). A topic alone
@@ -146,8 +162,10 @@ def about(named: bool, score: float, topic: float) -> bool:
 
 
 def named(said: tuple[str, ...]) -> str:
-    """The agreement as a review line says it: `same source_url and day`."""
-    return "same " + " and ".join(said) if said else ""
+    """The agreement as a review line says it: `same source_url and day`, then what conflicts
+    (`same source_url; date: 2026-07-27 -> 2026-07-29`)."""
+    same = [s for s in said if s in (SOURCE, DAY, ENTITY_VALUE)]
+    return "; ".join([*(["same " + " and ".join(same)] if same else []), *(s for s in said if s not in same)])
 
 
 def _is(frontmatter: Mapping[str, Any], kind: str) -> bool:

@@ -211,16 +211,21 @@ def near_duplicates(candidate: Candidate, found: tuple[Neighbour, ...], settings
 
 def by_evidence(candidate: Candidate, neighbour: Neighbour, settings: Settings) -> tuple[str, ...]:
     """What the candidate and the note agree on, when that makes them the same information
-    (`evidence.same_information`); () otherwise. A note that names none of the candidate's
+    (`evidence.same_information`), or an event from its source dated otherwise (`evidence.moved`,
+    the conflict named beside); () otherwise. A note that names none of the candidate's
     source hosts is not read further."""
     mine = candidate.frontmatter
     if not neighbour.text or not evidence.mentions(mine, neighbour.text, settings):
         return ()
-    said = evidence.agreed(mine, parse(neighbour.text).frontmatter, settings)
+    theirs = parse(neighbour.text).frontmatter
+    said = evidence.agreed(mine, theirs, settings)
     title = str(mine.get("title") or mine.get("name") or "")
     shared = evidence.titles_shared(title, neighbour.title, settings.language)
     kind = candidate.surface.type if candidate.surface else None
-    return said if evidence.same_information(kind, said, neighbour.score, shared) else ()
+    if evidence.same_information(kind, said, neighbour.score, shared):
+        return said
+    moved = evidence.moved(mine, theirs, said, evidence.close_event(neighbour.score, shared))
+    return (*said, moved) if moved else ()
 
 
 def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settings: Settings | None = None) -> Facts:
