@@ -9,7 +9,9 @@ today's figures, so that they cannot fall back; raise each to its target when th
 from __future__ import annotations
 
 import importlib.util
+import json
 import random
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -105,3 +107,25 @@ def test_a_short_candidate_sharing_one_word_with_a_real_note_is_never_near(name:
             found = max(similarity.same(probe, read), similarity.topic(probe, read))
             worst = max(worst, (found, candidate, text[:60]))
     assert worst[0] < NEAR, worst
+
+
+QUERY_TOP3_TARGET = 0.90  # issue 28: the named question's note in the top 3; not met yet (branch `naming`)
+QUERY_TOP3_FLOOR = 0.76  # today's: 23/30 (76.7%)
+
+
+@pytest.mark.slow  # 30 queries on fresh copies of both vaults: about 60 s
+def test_named_queries_keep_their_floor(tmp_path: Path) -> None:
+    for vault in VAULTS.values():
+        require_shared(SHARED / "real-vaults" / vault)
+    out = tmp_path / "queries.json"
+    cli = f"{sys.executable} -m memory_curator"
+    done = subprocess.run(
+        [sys.executable, str(HERE / "novelty" / "queries.py"), "--cli", cli, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["fraction"] >= QUERY_TOP3_FLOOR, [i["name"] for i in result["items"] if not i["hit"]]
