@@ -251,3 +251,9 @@ def test_a_moved_event_is_named_with_both_dates_and_a_recurring_one_is_not() -> 
     weekly = {**theirs, "source_url": "https://meet.acme.com/weekly/2026-08-12"}
     assert evidence.moved(mine, weekly, evidence.agreed(mine, weekly, SETTINGS), close=True) == ""
     assert evidence.named((evidence.SOURCE, "date: a -> b")) == "same source_url; date: a -> b"
+
+
+def test_the_cheap_test_finds_a_source_however_the_note_writes_it() -> None:
+    keys = evidence.sources({"source_url": "https://www.Acme.com/Docs/page/?b=2&a=1#top"}, SETTINGS)
+    assert evidence.mentions(keys, "---\nsources: [http://acme.com/docs/page?a=1&b=2]\n---\n")
+    assert not evidence.mentions(keys, "---\nsource_url: https://acme.com/docs/other\n---\n")

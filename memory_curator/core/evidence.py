@@ -141,11 +141,12 @@ def titles_shared(mine: str, theirs: str, language: str = words.AUTO) -> int:
     return len(held[0] & held[1])
 
 
-def mentions(frontmatter: Mapping[str, Any], text: str, settings: Settings) -> bool:
-    """Whether a note's text names a host of the candidate's sources: the cheap test before
-    its fields are read (`agreed`)."""
+def mentions(sources: frozenset[str], text: str) -> bool:
+    """Whether a note's text may hold one of these sources (`sources`): the cheap test before
+    its fields are read (`agreed`). Each is looked for up to its query, case folded: a written
+    address holds its own key but for the order of its parameters (and an explicit default port)."""
     folded = text.casefold()
-    return any(host_of(s).removeprefix("www.") in folded for s in sources(frontmatter, settings) if host_of(s))
+    return any(key.split("?", 1)[0].casefold() in folded for key in sources)
 
 
 def close_event(score: float, titles_shared: int) -> bool:

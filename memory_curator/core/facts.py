@@ -198,30 +198,34 @@ def near_duplicates(candidate: Candidate, found: tuple[Neighbour, ...], settings
     the rules' threshold, unless `distinct`), or by evidence with a close title or text
     (`evidence.same_information`: same source and day, same entity, value and source), each
     of the latter with what agreed, for its review line."""
-    out = []
+    out, sources = [], evidence.sources(candidate.frontmatter, settings)
     for neighbour in found:
         if neighbour.score >= settings.near_duplicate_score and not distinct(candidate, neighbour):
             out.append(neighbour)
             continue
-        said = by_evidence(candidate, neighbour, settings)
+        said = by_evidence(candidate, neighbour, settings, sources) if sources else ()
         if said:
             out.append(replace(neighbour, agreed=said))
     return tuple(out)
 
 
-def by_evidence(candidate: Candidate, neighbour: Neighbour, settings: Settings) -> tuple[str, ...]:
+def by_evidence(
+    candidate: Candidate, neighbour: Neighbour, settings: Settings, sources: frozenset[str]
+) -> tuple[str, ...]:
     """What the candidate and the note agree on, when that makes them the same information
     (`evidence.same_information`), or an event from its source dated otherwise (`evidence.moved`,
-    the conflict named beside); () otherwise. A note that names none of the candidate's
-    source hosts is not read further."""
+    the conflict named beside); () otherwise. Every such agreement includes a source: a note
+    whose text holds none of the candidate's `sources` (`evidence.sources`) is not read further."""
     mine = candidate.frontmatter
-    if not neighbour.text or not evidence.mentions(mine, neighbour.text, settings):
+    if not neighbour.text or not evidence.mentions(sources, neighbour.text):
         return ()
     theirs = parse(neighbour.text).frontmatter
     said = evidence.agreed(mine, theirs, settings)
-    title = str(mine.get("title") or mine.get("name") or "")
-    shared = evidence.titles_shared(title, neighbour.title, settings.language)
+    if evidence.SOURCE not in said:
+        return ()
     kind = candidate.surface.type if candidate.surface else None
+    title = str(mine.get("title") or mine.get("name") or "")
+    shared = evidence.titles_shared(title, neighbour.title, settings.language) if kind == "event" else 0
     if evidence.same_information(kind, said, neighbour.score, shared):
         return said
     moved = evidence.moved(mine, theirs, said, evidence.close_event(neighbour.score, shared))
