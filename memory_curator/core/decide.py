@@ -75,7 +75,7 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
         return Decision("needs_review", private_reason(candidate), surface, candidate.target)
     if candidate.surface is None:
         why = "; ".join(p for p in (placement_problem(candidate, rules), found_notes(facts)) if p)
-        return Decision("needs_review", with_hints(why, candidate))
+        return Decision("needs_review", with_hints(_with_closest(why, facts, rules.settings), candidate))
     criteria = evaluate_criteria(rules.criteria, subject, judge)
     named = _judge_relation(candidate, rules, judge, criteria)
     if named is not None:
@@ -86,9 +86,10 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
         reason = " + ".join(c.label for c in rules.criteria) + _judge_said(judge)
         return Decision("promote", reason, surface, candidate.target, criteria=criteria)
     failure = f"; {judge.failure}" if judge is not None and judge.failure else ""
+    why = _with_closest(_review_reason(candidate, rules, criteria, facts), facts, rules.settings)
     return Decision(
         "needs_review",
-        with_hints(_review_reason(candidate, rules, criteria, facts) + failure, candidate),
+        with_hints(why + failure, candidate),
         surface,
         candidate.target,
         criteria=criteria,
@@ -284,6 +285,20 @@ def found_notes(facts: Facts) -> str:
     if close:
         parts.append(", ".join(f"semantically close to {n.path} ({n.score:.2f})" for n in close[:SHOWN]))
     return "; ".join(parts)
+
+
+def _with_closest(reason: str, facts: Facts, settings: Settings) -> str:
+    """The reason, and when it names no note, the closest notes on the subject with their
+    `same` score: a person settling it looks there first, whatever held it (not sourced,
+    undecided). A neighbour under half the near-duplicate score is not shown: it shares words,
+    not a subject. Naming a note never changes the verdict."""
+    if found_notes(facts) or facts.existing is not None:
+        return reason
+    floor = settings.near_duplicate_score / 2
+    shown = [n for n in facts.neighbours if n.score >= floor][:SHOWN]
+    if not shown:
+        return reason
+    return f"{reason}; closest: " + ", ".join(f"{n.path} ({n.score:.2f})" for n in shown)
 
 
 def _whose(path: str, curator_owned: bool) -> str:
