@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 MIN_SCORE = 0.02  # below this a "neighbour" shares only words most notes hold
 META = RULES_PATH.split("/")[0] + "/"
 RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity`
+POOL = 60  # `query` ranks at least this many notes found by BM25: a short question's best note is often not BM25's
 SEARCHED = 3  # `query` fetches k x this many notes by BM25, to rank them (`similarity.relevance`, `.same`)
 UNSPELT = 5  # a candidate's words no note holds as written, looked up by their stem (title first)
 SPELLINGS = 6  # the vault's spellings of one stem searched, the most frequent first
@@ -258,7 +259,8 @@ class Questions(ABC):
         """The k notes closest to a text (`head`: its title and value), found by BM25 over its
         rarest words. Scored and ranked by `similarity.same` (1.0: the same information; the
         topic overlap breaks ties), or with `search` (`query --text`) by `similarity.relevance`.
-        A sweep scores k + `RESCORED` notes; `query` (`search`, or `wide`) k x `SEARCHED`."""
+        A sweep scores k + `RESCORED` notes; `query` (`search`, or `wide`) k x `SEARCHED`, and at
+        least `POOL`."""
         return [neighbour for neighbour, _ in self._similar(head, body, k, search, wide)]
 
     def _similar(self, head: str, body: str, k: int, search: bool = False, wide: bool = False) -> list[Near]:
@@ -266,7 +268,7 @@ class Questions(ABC):
             return []
         head_words, body_words = words.tokens(head), words.tokens(body)
         language = words.language_of([*head_words, *body_words], self.rules.settings.language)
-        count = k * SEARCHED if search or wide else k + RESCORED
+        count = max(k * SEARCHED, POOL) if search or wide else k + RESCORED
         found, probe = self._found(head_words, body_words, language, count)
         scored = []
         for f in found:
