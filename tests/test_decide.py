@@ -252,6 +252,32 @@ CASES = [
         "unsafe slug",
     ),
     (
+        "a title with a slash is slugged, not refused",
+        dict(
+            type="research",
+            topic="verifactu",
+            title="VeriFactu se aplaza a 2027 por el RDL 15/2025",
+            source_url="https://www.boe.es/x",
+            confidence=3,
+        ),
+        "promote",
+        "research/verifactu/verifactu-se-aplaza-a-2027-por-el-rdl-15-2025.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "a title naming folders is a title: its slug stays in the surface's folder",
+        dict(
+            type="insight",
+            title="../../etc/passwd",
+            source_url="https://x.example.dev",
+            confidence=2,
+            load_bearing="true",
+        ),
+        "promote",
+        "insights/etc-passwd.md",
+        PROMOTE_REASON,
+    ),
+    (
         "human-authored decision is never patched",
         dict(
             type="decision",

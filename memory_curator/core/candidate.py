@@ -198,15 +198,23 @@ def _placeholder(name: str, frontmatter: Mapping[str, Any]) -> tuple[Any, str | 
     if name == "date":
         return _day(frontmatter.get("date"))
     raw = frontmatter.get(name)
-    if name == "slug" and not is_present(raw):
+    titled = name == "slug" and not is_present(raw)  # a title is prose: its `/` (RDL 15/2025) is slugged
+    if titled:
         raw = frontmatter.get("title") or frontmatter.get("name")
     if not is_present(raw):
         return None, f"missing {name}"
     text = str(raw)
-    if "\x00" in text or text.startswith("/") or ".." in text.split("/") or ("/" in text and name == "slug"):
+    if not titled and _unsafe(text, name):
         return None, f"unsafe {name} {text!r}"
     slug = slugify(text)
     return (slug, None) if slug else (None, f"{name} {text!r} has no usable characters")
+
+
+def _unsafe(text: str, name: str) -> bool:
+    """A key field written as a path (`../x`, `/etc`; a `slug` naming a folder): an agent asking
+    for a place, refused rather than guessed. `slugify` would make any text safe; a title, which
+    names no place, is slugged whatever it holds."""
+    return "\x00" in text or text.startswith("/") or ".." in text.split("/") or ("/" in text and name == "slug")
 
 
 def _day(value: Any) -> tuple[Any, str | None]:
