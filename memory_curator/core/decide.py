@@ -289,16 +289,21 @@ def found_notes(facts: Facts) -> str:
 
 def _with_closest(reason: str, facts: Facts, settings: Settings) -> str:
     """The reason, and when it names no note, the closest notes on the subject with their
-    `same` score: a person settling it looks there first, whatever held it (not sourced,
+    `same` score, and the notes whose paths hold its title's words (`titled_alike`, which
+    crosses languages): a person settling it looks there first, whatever held it (not sourced,
     undecided). A neighbour under half the near-duplicate score is not shown: it shares words,
     not a subject. Naming a note never changes the verdict."""
     if found_notes(facts) or facts.existing is not None:
         return reason
     floor = settings.near_duplicate_score / 2
     shown = [n for n in facts.neighbours if n.score >= floor][:SHOWN]
-    if not shown:
-        return reason
-    return f"{reason}; closest: " + ", ".join(f"{n.path} ({n.score:.2f})" for n in shown)
+    parts = [reason]
+    if shown:
+        parts.append("closest: " + ", ".join(f"{n.path} ({n.score:.2f})" for n in shown))
+    alike = [(path, held, of) for path, held, of in facts.alike if path not in {n.path for n in shown}][:SHOWN]
+    if alike:
+        parts.append("titled alike: " + ", ".join(f"{p} ({held} of {of} title words)" for p, held, of in alike))
+    return "; ".join(parts)
 
 
 def _whose(path: str, curator_owned: bool) -> str:
@@ -314,6 +319,7 @@ def explain(candidate: Candidate, rules: Rules, facts: Facts) -> list[str]:
     lines += [f"about the same subject: {_whose(n.path, n.curator_owned)}" for n in facts.subjects]
     lines += [f"near-duplicate: {n.path} ({n.score:.2f})" for n in facts.near]
     lines += [f"semantically close: {n.path} ({n.score:.2f})" for n in facts.close]
+    lines += [f"titled alike: {path} ({held} of {of} title words)" for path, held, of in facts.alike]
     for rule in rules.drop_rules:
         if rule.judge_only:
             lines.append(f"drop {rule.id}: judge only")
