@@ -5,11 +5,17 @@ signal that crosses languages (an English restatement of a Spanish learning)."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+
+import yaml
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
-from tests.conftest import age
+from tests.conftest import SHARED, age, require_shared
+
+SETS = Path(__file__).resolve().parent
 
 LEARNING = "knowledge/learnings/gate-que-exige-el-artefacto-a-la-fase-que-lo-produce-es-deadlock.md"
 SPANISH = (
@@ -64,3 +70,19 @@ def test_explain_lists_the_notes_titled_alike(vault: Path) -> None:
     put(vault, {LEARNING: SPANISH})
     out = check(vault, ENGLISH, explain=True)
     assert f"titled alike: {LEARNING} (3 of 7 title words)" in out["explanation"], out
+
+
+def test_review_lines_name_the_right_note_on_the_agent_learnings_set(tmp_path: Path) -> None:
+    """Issue 28's floor: >= 95% of the needs_review lines of items about a note name it (the
+    first set's floor is in tests/test_novelty.py)."""
+    folder = SETS / "novelty_es"
+    vault = yaml.safe_load((folder / "set.yaml").read_text(encoding="utf-8"))["vault"]
+    require_shared(SHARED / "real-vaults" / vault)
+    spec = importlib.util.spec_from_file_location("novelty_score", SETS / "novelty" / "score.py")
+    assert spec is not None and spec.loader is not None
+    scorer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scorer)
+    argv = ["--cli", f"{sys.executable} -m memory_curator", "--set-dir", str(folder), "--sets", "main"]
+    m = scorer.main([*argv, "--out", str(tmp_path / "scores.json")])["main"]
+    unnamed = [i["file"] for i in m["items"] if i.get("names_about") is False]
+    assert m["review_named"] >= 0.95, unnamed
