@@ -11,7 +11,8 @@ from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
 from memory_curator.core import candidate as cand
 from memory_curator.core.decide import JudgeVerdict, decide
-from memory_curator.core.facts import gather_facts
+from memory_curator.core.facts import ExistingNote, Facts, Neighbour, gather_facts
+from memory_curator.core.notes import parse
 from memory_curator.index.file_querier import FileQuerier
 from memory_curator.store.rules_file import load_for_vault
 
@@ -251,6 +252,32 @@ CASES = [
         "unsafe slug",
     ),
     (
+        "a title with a slash is slugged, not refused",
+        dict(
+            type="research",
+            topic="verifactu",
+            title="VeriFactu se aplaza a 2027 por el RDL 15/2025",
+            source_url="https://www.boe.es/x",
+            confidence=3,
+        ),
+        "promote",
+        "research/verifactu/verifactu-se-aplaza-a-2027-por-el-rdl-15-2025.md",
+        PROMOTE_REASON,
+    ),
+    (
+        "a title naming folders is a title: its slug stays in the surface's folder",
+        dict(
+            type="insight",
+            title="../../etc/passwd",
+            source_url="https://x.example.dev",
+            confidence=2,
+            load_bearing="true",
+        ),
+        "promote",
+        "insights/etc-passwd.md",
+        PROMOTE_REASON,
+    ),
+    (
         "human-authored decision is never patched",
         dict(
             type="decision",
@@ -355,3 +382,33 @@ def test_bad_yaml_is_needs_review_never_drop(vault: Path) -> None:
     ).to_json()
     assert out["verdict"] == "needs_review"
     assert "the frontmatter does not parse" in out["reason"]
+
+
+def _held_insight(vault: Path) -> tuple[cand.Candidate, object]:
+    """An insight no criterion fails but load-bearing, which only a judge or a person settles."""
+    return build(vault, dict(type="insight", title="Gates deadlock producers", source_url="https://x.example.dev"))
+
+
+def test_a_review_held_by_criteria_names_the_closest_notes_with_their_scores(vault: Path) -> None:
+    candidate, rules = _held_insight(vault)
+    near = [Neighbour("insights/gates.md", "Gates", 0.55), Neighbour("notes/far.md", "Far", 0.29)]
+    decision = decide(candidate, rules, Facts(neighbours=tuple(near)))
+    assert decision.verdict == "needs_review"
+    assert decision.reason.endswith("; closest: insights/gates.md (0.55)"), decision.reason
+    assert "notes/far.md" not in decision.reason, "under half the near-duplicate score: shares words, not a subject"
+
+
+def test_a_review_that_names_its_notes_already_adds_no_closest_line(vault: Path) -> None:
+    candidate, rules = _held_insight(vault)
+    near = (Neighbour("insights/gates.md", "Gates", 0.55),)
+    subject = ExistingNote("Gates.md", "x", parse("x"), curator_owned=False)
+    decision = decide(candidate, rules, Facts(neighbours=near, subjects=(subject,)))
+    assert "your note Gates.md" in decision.reason
+    assert "closest" not in decision.reason
+
+
+def test_a_review_with_no_close_note_says_nothing_more(vault: Path) -> None:
+    candidate, rules = _held_insight(vault)
+    decision = decide(candidate, rules, Facts(neighbours=(Neighbour("notes/far.md", "Far", 0.1),)))
+    assert decision.verdict == "needs_review"
+    assert "closest" not in decision.reason and "notes/far.md" not in decision.reason

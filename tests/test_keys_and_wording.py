@@ -125,6 +125,24 @@ def test_an_unrelated_key_gets_no_hint(vault: Path) -> None:
     assert out["verdict"] == "needs_review" and "did you mean" not in out["reason"]
 
 
+def test_a_singular_claim_is_no_typo_of_its_set(vault: Path) -> None:
+    """`role: CTO` is a claim the merge compares with the note's (docs/merge.md); `roles` unions:
+    naming one as a typo of the other would turn a conflict into a silent union."""
+    rules = load_for_vault(vault)
+    fm = {"type": "person", "name": "Manu", "role": "CTO", "participant": "x"}
+    assert cand.near_misses(fm, rules.field_names) == ()
+
+
+def test_source_prose_is_no_typo_and_a_source_url_is_named(vault: Path) -> None:
+    """`source: claude-code-session` is provenance, no source: no hint would make it count by
+    renaming it `sources`. `source: https://…` meant `source_url`."""
+    rules = load_for_vault(vault)
+    assert cand.near_misses({"type": "insight", "source": "claude-code-session"}, rules.field_names) == ()
+    url = {"type": "insight", "source": "https://x.example.dev/a"}
+    assert cand.near_misses(url, rules.field_names) == (("source", "source_url"),)
+    assert cand.near_misses({**url, "source_url": "https://y.example.dev"}, rules.field_names) == ()
+
+
 # --- one wording per problem -----------------------------------------------------------------
 
 MISSING_TITLE = "missing required fields for events: title"

@@ -105,11 +105,12 @@ NAME = "hostile \x1b[31mNAME [reverse]x :warning:.md"  # the file name an agent 
 HOSTILE = (
     "---\ntype: insight\n"
     'title: "review me \\e[45mMAGENTA [bold red]APPROVED[/] :warning: \\u202eRLO"\n'
+    'slug: "review me \\e[45mMAGENTA [bold red]APPROVED[/] :warning: \\u202eRLO"\n'
     'summary: "\\e[33mSUMMARY \\u2066ISO [blink]value[/]"\n'
     'source_url: "https://example.dev/\\e[34mDIFF\\u202eRLO"\nconfidence: 2\n---\n'
     "Body \x1b[2Jpwned line\r\nsecond\ttab \x9b31mCSI \u2028sep [bold red]APPROVED[/] :warning: \x07bell\n\n"
     '[click](https://evil.example/ "x") \x08back\r\rover\n'
-)  # needs_review: its title makes no safe slug (the reason quotes it)
+)  # needs_review: its slug names a folder, refused (the reason quotes it; a title is slugged)
 PATCHING = (
     "---\ntype: fact\nentity: obsidian\npredicate: file-format\n"
     "value: Obsidian stores notes as plain Markdown files in a local folder.\n"

@@ -26,6 +26,7 @@ from memory_curator.core.settings import PERSON_ONLY
 from memory_curator.core.surface import BOOKKEEPING, Surface
 
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_URL = re.compile(r"^https?://\S+$", re.IGNORECASE)
 NEAR_MISS = 0.8  # difflib ratio from which an unknown key is named as a likely typo
 
 
@@ -119,9 +120,22 @@ def near_misses(frontmatter: Mapping[str, Any], names: tuple[str, ...]) -> tuple
         if key in names or key.lower() in by_lower:
             continue
         close = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=NEAR_MISS)
-        if close and by_lower[close[0]] not in frontmatter:
-            out.append((key, by_lower[close[0]]))
+        meant = _meant(key, by_lower[close[0]], frontmatter) if close else None
+        if meant is not None and meant not in frontmatter:
+            out.append((key, meant))
     return tuple(out)
+
+
+def _meant(key: str, close: str, frontmatter: Mapping[str, Any]) -> str | None:
+    """The field a near-miss key was meant as. The singular of a field that unions (`role` of
+    `roles`) is a field of its own: a claim the merge compares with the note's (docs/merge.md),
+    no typo. `source` is the vault's provenance prose (`claude-code-session`), no source, unless
+    it holds an address: then it meant `source_url`, unless a source is given."""
+    if key.lower() + "s" != close.lower():
+        return close
+    if key.lower() != "source" or not _URL.match(str(frontmatter.get(key) or "").strip()):
+        return None
+    return None if "sources" in frontmatter else "source_url"
 
 
 def hints(candidate: Candidate) -> str:
@@ -198,15 +212,23 @@ def _placeholder(name: str, frontmatter: Mapping[str, Any]) -> tuple[Any, str | 
     if name == "date":
         return _day(frontmatter.get("date"))
     raw = frontmatter.get(name)
-    if name == "slug" and not is_present(raw):
+    titled = name == "slug" and not is_present(raw)  # a title is prose: its `/` (RDL 15/2025) is slugged
+    if titled:
         raw = frontmatter.get("title") or frontmatter.get("name")
     if not is_present(raw):
         return None, f"missing {name}"
     text = str(raw)
-    if "\x00" in text or text.startswith("/") or ".." in text.split("/") or ("/" in text and name == "slug"):
+    if not titled and _unsafe(text, name):
         return None, f"unsafe {name} {text!r}"
     slug = slugify(text)
     return (slug, None) if slug else (None, f"{name} {text!r} has no usable characters")
+
+
+def _unsafe(text: str, name: str) -> bool:
+    """A key field written as a path (`../x`, `/etc`; a `slug` naming a folder): an agent asking
+    for a place, refused rather than guessed. `slugify` would make any text safe; a title, which
+    names no place, is slugged whatever it holds."""
+    return "\x00" in text or text.startswith("/") or ".." in text.split("/") or ("/" in text and name == "slug")
 
 
 def _day(value: Any) -> tuple[Any, str | None]:

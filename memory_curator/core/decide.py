@@ -75,7 +75,7 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
         return Decision("needs_review", private_reason(candidate), surface, candidate.target)
     if candidate.surface is None:
         why = "; ".join(p for p in (placement_problem(candidate, rules), found_notes(facts)) if p)
-        return Decision("needs_review", with_hints(why, candidate))
+        return Decision("needs_review", with_hints(_with_closest(why, facts, rules.settings), candidate))
     criteria = evaluate_criteria(rules.criteria, subject, judge)
     named = _judge_relation(candidate, rules, judge, criteria)
     if named is not None:
@@ -86,9 +86,10 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
         reason = " + ".join(c.label for c in rules.criteria) + _judge_said(judge)
         return Decision("promote", reason, surface, candidate.target, criteria=criteria)
     failure = f"; {judge.failure}" if judge is not None and judge.failure else ""
+    why = _with_closest(_review_reason(candidate, rules, criteria, facts), facts, rules.settings)
     return Decision(
         "needs_review",
-        with_hints(_review_reason(candidate, rules, criteria, facts) + failure, candidate),
+        with_hints(why + failure, candidate),
         surface,
         candidate.target,
         criteria=criteria,
@@ -290,6 +291,25 @@ def _agreed(said: tuple[str, ...]) -> str:
     return f", {evidence.named(said)}" if said else ""
 
 
+def _with_closest(reason: str, facts: Facts, settings: Settings) -> str:
+    """The reason, and when it names no note, the closest notes on the subject with their
+    `same` score, and the notes whose paths hold its title's words (`titled_alike`, which
+    crosses languages): a person settling it looks there first, whatever held it (not sourced,
+    undecided). A neighbour under half the near-duplicate score is not shown: it shares words,
+    not a subject. Naming a note never changes the verdict."""
+    if found_notes(facts) or facts.existing is not None:
+        return reason
+    floor = settings.near_duplicate_score / 2
+    shown = [n for n in facts.neighbours if n.score >= floor][:SHOWN]
+    parts = [reason]
+    if shown:
+        parts.append("closest: " + ", ".join(f"{n.path} ({n.score:.2f})" for n in shown))
+    alike = [(path, held, of) for path, held, of in facts.alike if path not in {n.path for n in shown}][:SHOWN]
+    if alike:
+        parts.append("titled alike: " + ", ".join(f"{p} ({held} of {of} title words)" for p, held, of in alike))
+    return "; ".join(parts)
+
+
 def _whose(path: str, curator_owned: bool) -> str:
     return path if curator_owned else f"your note {path}"
 
@@ -303,6 +323,7 @@ def explain(candidate: Candidate, rules: Rules, facts: Facts) -> list[str]:
     lines += [f"about the same subject: {_whose(n.path, n.curator_owned)}" for n in facts.subjects]
     lines += [f"near-duplicate: {n.path} ({n.score:.2f}{_agreed(n.agreed)})" for n in facts.near]
     lines += [f"semantically close: {n.path} ({n.score:.2f})" for n in facts.close]
+    lines += [f"titled alike: {path} ({held} of {of} title words)" for path, held, of in facts.alike]
     for rule in rules.drop_rules:
         if rule.judge_only:
             lines.append(f"drop {rule.id}: judge only")

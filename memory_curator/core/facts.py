@@ -48,6 +48,9 @@ class Neighbour:
     agreed: tuple[str, ...] = ()  # the fields it shares with the candidate that made it near (`evidence.agreed`)
 
 
+Alike = tuple[str, int, int]  # a note titled alike: its path, the title words its path holds, the title's words
+
+
 @dataclass(frozen=True)
 class Facts:
     """The querier facts a rule condition can name, plus what explains them."""
@@ -66,6 +69,7 @@ class Facts:
     adds_text: tuple[str, ...] = ()  # sentences of the candidate's body the note with its key lacks
     semantic: tuple[Neighbour, ...] = ()  # the semantic neighbours (`semantic_neighbours`), scored by cosine
     close: tuple[Neighbour, ...] = ()  # the semantic neighbours that made `semantic_neighbour`
+    alike: tuple[Alike, ...] = ()  # notes whose paths hold the candidate's title words (`titled_alike`): named only
 
     @property
     def semantic_neighbour(self) -> bool:
@@ -102,6 +106,8 @@ class Querier(Protocol):
     def links_to_durable(self, links: list[str]) -> bool: ...
 
     def subject_notes(self, candidate: Candidate) -> list[ExistingNote]: ...
+
+    def titled_alike(self, candidate: Candidate) -> list[Alike]: ...
 
     def notices(self) -> list[str]: ...  # one-line remarks for the sweep's report (semantic pairing off, and why)
 
@@ -248,4 +254,7 @@ def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settin
     near = near_duplicates(candidate, found, settings)
     paired = tuple(querier.semantic_neighbours(candidate, settings.neighbours)) if settings.semantic.enabled else ()
     close = tuple(n for n in paired if n.score >= settings.semantic.threshold and not distinct(candidate, n))
-    return replace(facts, neighbours=found, near_duplicate=bool(near), near=near, semantic=paired, close=close)
+    alike = tuple(querier.titled_alike(candidate))
+    return replace(
+        facts, neighbours=found, near_duplicate=bool(near), near=near, semantic=paired, close=close, alike=alike
+    )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memory_curator.core.candidate import Candidate
-from memory_curator.core.facts import ExistingNote, Neighbour
+from memory_curator.core.facts import Alike, ExistingNote, Neighbour
 from memory_curator.core.notes import parse
 from memory_curator.core.ownership import curator_owned
 from memory_curator.core.rules import Rules
@@ -48,6 +48,9 @@ class FileQuerier:
         return []
 
     def subject_notes(self, candidate: Candidate) -> list[ExistingNote]:
+        return []
+
+    def titled_alike(self, candidate: Candidate) -> list[Alike]:
         return []
 
     def links_to_durable(self, links: list[str]) -> bool:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from memory_curator.core import evidence, subject, words
 from memory_curator.core.candidate import Candidate
-from memory_curator.core.facts import ExistingNote, Neighbour, distinct
+from memory_curator.core.facts import Alike, ExistingNote, Neighbour, distinct
 from memory_curator.core.names import RULES_PATH, nfc, slugify
 from memory_curator.core.notes import parse
 from memory_curator.core.ownership import curator_owned, never_owned, on_surface
@@ -38,9 +38,11 @@ if TYPE_CHECKING:
 MIN_SCORE = 0.02  # below this a "neighbour" shares only words most notes hold
 META = RULES_PATH.split("/")[0] + "/"
 RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity`
+POOL = 60  # `query` ranks at least this many notes found by BM25: a short question's best note is often not BM25's
 SEARCHED = 3  # `query` fetches k x this many notes by BM25, to rank them (`similarity.relevance`, `.same`)
 UNSPELT = 5  # a candidate's words no note holds as written, looked up by their stem (title first)
 PEERS = 10  # notes one evidence question (an event's day, a research note's topic) adds to those scored
+ALIKE = 2  # distinct title words a note's path must hold to be named as titled alike
 SPELLINGS = 6  # the vault's spellings of one stem searched, the most frequent first
 Ranked = tuple[float, str, int]  # BM25 score, path, rowid (-1: a staged note)
 Cached = tuple[str, str, int, int]  # inbox path, its hash, k, the view's generation
@@ -213,6 +215,30 @@ class Questions(ABC):
         named_already = {n.path for n in found}
         return found + [n for n in self._about_by_topic(candidate) if n.path not in named_already]
 
+    def titled_alike(self, candidate: Candidate) -> list[Alike]:
+        """Notes whose file name holds `ALIKE` or more of the distinct words of the candidate's
+        title, by stem, most first: (path, words held, the title's words). A vault's
+        file names are its notes' titles, and words a title shares cross languages where
+        sentences do not (`gate`, `deadlock`, `webhook`, `lastnode`). A word in many paths
+        counts for none (`paths_naming`). Named in a review, never a reason for a verdict."""
+        title, _, body = candidate_parts(candidate.frontmatter, candidate.note.body)
+        language = words.language_of(f"{title} {body}", self.rules.settings.language)
+        found = terms(words.tokens(title), language)
+        wanted = _one_per_stem(found, dict(zip(found, words.stems(found, language), strict=True)))
+        if len(wanted) < ALIKE:
+            return []
+        held: dict[str, set[str]] = {}
+        for word in wanted:
+            for path in self.paths_naming((word,), language):
+                held.setdefault(path, set()).add(words.stem(word, language))
+        own = (candidate.target, candidate.inbox_path)
+        kept = []
+        for path, stems in held.items():
+            named = len(stems & set(words.stems(words.tokens(path.rsplit("/", 1)[-1][:-3]), language)))
+            if named >= ALIKE and path not in own and not never_owned(path):
+                kept.append((path, named, len(wanted)))
+        return sorted(kept, key=lambda item: (-item[1], item[0]))
+
     def _about_by_topic(self, candidate: Candidate) -> list[ExistingNote]:
         """Notes holding most of the candidate (`similarity.topic` at least the near-duplicate
         score) that are not its information again (those are its near-duplicates): about the
@@ -279,7 +305,8 @@ class Questions(ABC):
         """The k notes closest to a text (`head`: its title and value), found by BM25 over its
         rarest words. Scored and ranked by `similarity.same` (1.0: the same information; the
         topic overlap breaks ties), or with `search` (`query --text`) by `similarity.relevance`.
-        A sweep scores k + `RESCORED` notes; `query` (`search`, or `wide`) k x `SEARCHED`."""
+        A sweep scores k + `RESCORED` notes; `query` (`search`, or `wide`) k x `SEARCHED`, and at
+        least `POOL`."""
         return [neighbour for neighbour, _ in self._similar(head, body, k, search, wide)]
 
     def _similar(
@@ -291,7 +318,7 @@ class Questions(ABC):
             return []
         head_words, body_words = words.tokens(head), words.tokens(body)
         language = words.language_of([*head_words, *body_words], self.rules.settings.language)
-        count = k * SEARCHED if search or wide else k + RESCORED
+        count = max(k * SEARCHED, POOL) if search or wide else k + RESCORED
         found, probe = self._found(head_words, body_words, language, count)
         ranked = {f.path for f in found}
         extra = [f for f in (self._found_at(p) for p in peers or () if p not in ranked) if f is not None]
