@@ -15,9 +15,10 @@ from memory_curator.core.candidate import Candidate, not_carried
 from memory_curator.core.conditions import is_present
 from memory_curator.core.marks import DROP_MARK, REVIEW_MARK, REVIEW_TAG, strip_trailing_marks
 from memory_curator.core.names import printable, slugify
-from memory_curator.core.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
+from memory_curator.core.notes import NotEditable, append_line, norm_tag, render, spelled
 from memory_curator.core.ownership import claims
 from memory_curator.core.privacy import APPROVAL
+from memory_curator.core.splice import edit_frontmatter
 from memory_curator.core.text import iso, split_list
 
 
