@@ -43,7 +43,9 @@ Edit = Callable[[CommentedMap], None]
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _KEY_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n"})
 _UNSAFE = re.compile(r"[\r\t\ufeff\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|(?:^| )#", re.MULTILINE)
-_PLAIN = re.compile(r"\w(?:[\w./+-]| (?! ))*\Z")  # no indicator first, no `: `, ` #`, `,[]{}`, edge spaces
+_FIRST = re.compile(r"\w")  # no indicator (`-?:,[]{}#&*!|>'"%@`) and no space first
+_FLOW = re.compile(r"[,\[\]{}]")
+_FLOW_WIDTH = 4000  # ruamel breaks a line past its width (4096)
 _PLAIN_MAX = 1000  # far below ruamel's width (4096): a long plain text would be folded
 _STR = "tag:yaml.org,2002:str"
 _SCALAR_STYLES = (None, "", "'", '"')
@@ -137,6 +139,8 @@ class _Block:
 
     def written(self, before: dict[str, Any], after: dict[str, Any]) -> str | None:
         """The edited block's text: unchanged keys keep their segments. None when unsure."""
+        if self.segments and not self._tail_stays(before, after):
+            return None
         out = [self.prefix]
         for name, value in zip(after, self.data.values(), strict=True):
             if name in before and before[name] == after[name]:
@@ -149,6 +153,14 @@ class _Block:
                 return None
             out.append(piece)
         return "".join(out)
+
+    def _tail_stays(self, before: dict[str, Any], after: dict[str, Any]) -> bool:
+        """Blank lines at the block's end follow whatever ruamel writes last: certain only when
+        the last key stays last and unchanged."""
+        last = next(reversed(self.segments))
+        if not self.segments[last].endswith("\n\n"):
+            return True
+        return bool(after) and next(reversed(after)) == last and before[last] == after[last]
 
 
 def _is_flow(node: yaml.Node) -> bool:
@@ -223,10 +235,9 @@ def _list_entry(name: str, items: list[Any], flow: bool, indent: tuple[int, int]
     if not items:
         return f"{name}: []\n"
     if flow:
-        texts = [_scalar(item) for item in items]
-        if any(not t for t in texts):
-            return None
-        return f"{name}: [{', '.join(t for t in texts if t)}]\n"
+        texts = [_scalar(item, flow=True) for item in items]
+        line = f"{name}: [{', '.join(t for t in texts if t)}]\n"
+        return None if any(not t for t in texts) or len(line) > _FLOW_WIDTH else line
     mapping, offset = indent
     if mapping not in (2, 4) or offset not in (0, 2, 4):
         return None
@@ -253,7 +264,7 @@ def _item(item: Any, lead: str) -> str | None:
     return f"{lead}- {text}\n" if text else None
 
 
-def _scalar(value: Any) -> str | None:
+def _scalar(value: Any, flow: bool = False) -> str | None:
     """A scalar's text as the round trip writes it ("" for null); None when not certain."""
     if isinstance(value, yaml12.Verbatim):
         return value.text
@@ -265,13 +276,16 @@ def _scalar(value: Any) -> str | None:
         return str(value)
     if type(value) is dt.datetime and value.utcoffset() == dt.timedelta(0):
         return value.replace(tzinfo=None).isoformat() + "Z"
-    if type(value) is str and _plain(value):
+    if type(value) is str and _plain(value, flow):
         return value
     return None
 
 
-def _plain(text: str) -> bool:
-    """Whether ruamel writes `text` as it is: a plain scalar it would not read as anything else."""
-    if len(text) > _PLAIN_MAX or not _PLAIN.match(text):
+def _plain(text: str, flow: bool = False) -> bool:
+    """Whether ruamel writes `text` as it is (its emitter's `analyze_scalar`, narrowed): a plain
+    scalar, in a block (or a flow list), that it would not read as anything else."""
+    if not text or len(text) > _PLAIN_MAX or not _FIRST.match(text) or text[-1] in " :":
+        return False
+    if ": " in text or " #" in text or not text.isprintable() or (flow and _FLOW.search(text)):
         return False
     return bool(_RESOLVER.resolve(ScalarNode, text, (True, False)) == _STR)

@@ -1,0 +1,270 @@
+"""The spliced path (`core.splice`) writes exactly what the round trip (`notes.edit_frontmatter`,
+kept as the reference) writes, byte for byte, on generated frontmatters and edits and on every
+note of the real vaults with the edits a promote and a flag make; and it does take the splice
+for the plain blocks it is for."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from memory_curator.core import candidate as cand
+from memory_curator.core import compose, notes, splice
+from memory_curator.store.rules_file import DEFAULT_RULES, load
+
+RULES = load(DEFAULT_RULES)
+NOW = dt.datetime(2026, 12, 2, 3, 4, 5, tzinfo=dt.UTC)
+REAL = Path("/work/shared/real-vaults")
+Edit = Callable[[CommentedMap], None]
+
+
+class Paths:
+    """What the checked splice did over a run: how many edits it took, how many it left."""
+
+    def __init__(self) -> None:
+        self.spliced = 0
+        self.round_trip = 0
+
+
+def checked(text: str, mutate: Edit, paths: Paths | None = None) -> str:
+    """`splice.edit_frontmatter`, after asserting that the splice equals the round trip."""
+    fast = splice.fast_edit(text, mutate)
+    try:
+        reference: str | None = notes.edit_frontmatter(text, mutate)
+    except notes.NotEditable:
+        reference = None
+    if paths is not None:
+        paths.spliced += fast is not None
+        paths.round_trip += fast is None
+    if fast is not None:
+        assert fast == reference, f"the splice differs from the round trip on {text!r}"
+        return fast
+    if reference is None:
+        raise notes.NotEditable("the round trip refuses it")
+    return reference
+
+
+@contextlib.contextmanager
+def checking() -> Iterator[Paths]:
+    """Every edit compose makes, checked against the round trip."""
+    paths = Paths()
+    with mock.patch.object(compose, "edit_frontmatter", lambda t, m: checked(t, m, paths)):
+        yield paths
+
+
+def promote_and_flag(raw: bytes, name: str = "c.md") -> None:
+    """The edits a sweep makes of a candidate: promoted (its file name the title's or not),
+    flagged."""
+    candidate = cand.build(raw, f"_inbox/agent/{name}", "agent", RULES)
+    compose.promoted_text(candidate, NOW)
+    compose.promoted_text(dataclasses.replace(candidate, target="facts/x/another-name.md"), NOW)
+    compose.promoted_text(dataclasses.replace(candidate, approved=True, privacy=("private",)), NOW)
+    with contextlib.suppress(UnicodeDecodeError):
+        compose.review_text(raw.decode("utf-8"), "why", NOW)
+
+
+# --- exact examples ------------------------------------------------------------------------
+
+
+def test_a_plain_block_is_spliced_byte_for_byte() -> None:
+    text = "\ufeff---\r\ntitle: Tarifa\r\ntags: [precio, 'q']\r\nk: 010\r\n---\r\nbody\r\n"
+    out = splice.fast_edit(text, compose._add_review_tag)
+    assert out == "\ufeff---\r\ntitle: Tarifa\r\ntags: [precio, 'q', needs-review]\r\nk: 010\r\n---\r\nbody\r\n"
+
+
+def test_a_promote_writes_its_keys_as_the_round_trip_does() -> None:
+    text = "---\ntitle: Día, uno\nsource_skill: human\ntags:\n  - '#A'\n---\nbody\n"
+    candidate = cand.build(text, "_inbox/agent/día uno.md", "agent", RULES)
+    candidate = dataclasses.replace(candidate, target="facts/x/dia-uno.md")
+    with checking() as paths:
+        out = compose.promoted_text(candidate, NOW)
+    assert paths.spliced == 1 and paths.round_trip == 0
+    sha = candidate.digest.removeprefix("sha256:")
+    assert out == (
+        "---\ntitle: Día, uno\ntags:\n  - a\naliases:\n  - Día, uno\ncurated_from:\n"
+        f"  - inbox: _inbox/agent/día uno.md\n    sha256: {sha}\n    curated_at: 2026-12-02T03:04:05Z\n"
+        "    source_skill: human\n---\nbody\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\ntitle: x  # a comment\n---\n",  # a comment
+        "---\ntags: !!seq [a]\n---\n",  # a tag
+        "---\nd: |\n  two\n  lines\n---\n",  # a multi-line scalar
+        "---\nx:\ty\n---\n",  # a tab
+        "---\n{title: x}\n---\n",  # a flow mapping
+        "---\n\ntitle: x\n---\n",  # a line before the first key
+        "---\ntags:\n   - a\n\ny: 1\n---\n",  # a changed key written otherwise than ruamel writes it
+        "---\ntrue: x\n---\n",  # a key that is not text to ruamel
+    ],
+)
+def test_what_is_not_plain_takes_the_round_trip(text: str) -> None:
+    assert splice.fast_edit(text, compose._add_review_tag) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "plain"),
+    [("needs-review", True), ("yes", True), ("true", False), ("1e3", False), ("1_000", False), ("a: b", False),
+     ("a #b", False), ("-a", False), ("a:", False), (" a", False), ("día", True), ("2026-01-02", False)],
+)  # fmt: skip
+def test_a_new_text_is_written_plain_only_where_ruamel_writes_it_plain(value: str, plain: bool) -> None:
+    text = "---\na: 1\n---\n"
+
+    def edit(data: CommentedMap) -> None:
+        data["b"] = value
+
+    assert (splice.fast_edit(text, edit) is not None) == plain
+    checked(text, edit)
+
+
+def test_a_no_op_edit_returns_the_text_itself() -> None:
+    text = "---\ntags: [needs-review]\n---\n"
+    assert splice.fast_edit(text, compose._add_review_tag) is text
+
+
+# --- generated frontmatters and edits ------------------------------------------------------
+
+WORDS = st.text(
+    st.sampled_from([*"abcXYZ019 _-./:#,'\"[]{}!&*?|>%@`~=+()\\", "á", "ñ", "—", "«", "ü", "\u00a0", "日"]),
+    min_size=0,
+    max_size=12,
+)
+SCALARS = st.one_of(
+    WORDS,
+    WORDS.map(lambda w: "'" + w.replace("'", "''") + "'"),
+    WORDS.map(lambda w: '"' + w.replace("\\", "\\\\").replace('"', '\\"') + '"'),
+    st.sampled_from(["010", "1_000", "1e3", "0x1F", "2026-01-02", "2026-01-02T03:04:05Z", "true", "NO", "~", ""]),
+    st.sampled_from(["null", "a, b", "x: y", "# c", "[a]", "- a", "needs-review", "Needs-Review", "#Tag", ".inf"]),
+)
+KEYS = ["title", "tags", "aliases", "name", "source_skill", "author", "user_approved", "curated_from", "type", "k"]
+
+
+@st.composite
+def blocks(draw: st.DrawFn) -> str:
+    """A frontmatter block: plain keys most of the time, every kind of value and layout."""
+    keys = draw(st.lists(st.sampled_from([*KEYS, "Odd Key", "true", "1"]), max_size=6, unique=True))
+    offset = " " * draw(st.sampled_from([0, 2, 4]))
+    lines: list[str] = []
+    for key in keys:
+        kind = draw(st.sampled_from(["scalar", "flow", "block", "map", "maps", "literal"]))
+        items = draw(st.lists(SCALARS, max_size=3))
+        if kind == "scalar" or (kind in ("flow", "block", "maps") and not items):
+            lines.append(f"{key}: {draw(SCALARS)}".rstrip(" "))
+        elif kind == "flow":
+            lines.append(f"{key}: [{', '.join(items)}]")
+        elif kind == "block":
+            lines += [f"{key}:", *(f"{offset}- {item}".rstrip(" ") for item in items)]
+        elif kind == "map":
+            lines += [f"{key}:", f"{' ' * draw(st.sampled_from([2, 4]))}k: {draw(SCALARS)}".rstrip(" ")]
+        elif kind == "maps":
+            lines += [f"{key}:", f"{offset}- a: {items[0]}".rstrip(" "), f"{offset}  b: 1"]
+        else:
+            lines += [f"{key}: |", "  one", "  two"]
+        if draw(st.integers(0, 9)) == 0:
+            lines.append(draw(st.sampled_from(["", "# a comment", "  # indented comment"])))
+    return "".join(line + "\n" for line in lines)
+
+
+@st.composite
+def notes_text(draw: st.DrawFn) -> str:
+    block = draw(blocks())
+    body = draw(st.sampled_from(["", "Body.\n", "Body\nwith lines", "# Heading\n\n> ⚠ curator uncertainty: x (t)\n"]))
+    text = body if draw(st.integers(0, 9)) == 0 else "---\n" + block + "---\n" + body
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    return ("\ufeff" if draw(st.booleans()) else "") + text
+
+
+NEW_VALUES = st.one_of(
+    WORDS,
+    st.integers(-1000, 10**6),
+    st.booleans(),
+    st.none(),
+    st.datetimes(timezones=st.just(dt.UTC)),
+    st.lists(WORDS, max_size=3),
+    st.lists(st.fixed_dictionaries({"inbox": WORDS, "sha256": st.sampled_from(["0123e5", "abc", "1e10"])}), max_size=2),
+)
+
+
+@st.composite
+def edits(draw: st.DrawFn) -> Edit:
+    """A generic edit: a key set (new or replaced), removed, or a list appended to."""
+    key = draw(st.sampled_from(KEYS))
+    action = draw(st.sampled_from(["set", "remove", "append"]))
+    value = draw(NEW_VALUES)
+
+    def edit(data: CommentedMap) -> None:
+        if action == "remove":
+            data.pop(key, None)
+        elif action == "append" and isinstance(data.get(key), list):
+            data[key].append(value if not isinstance(value, list | dict) else "x")
+        elif isinstance(value, list):
+            data[key] = CommentedSeq(CommentedMap(v) if isinstance(v, dict) else v for v in value)
+        else:
+            data[key] = value
+
+    return edit
+
+
+SETTINGS = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(text=notes_text(), name=WORDS)
+def test_promote_and_flag_splice_what_the_round_trip_writes(text: str, name: str) -> None:
+    with checking():
+        promote_and_flag(text.encode("utf-8"), (name.replace("/", "") or "c") + ".md")
+
+
+@SETTINGS
+@given(text=notes_text(), edit=st.lists(edits(), min_size=1, max_size=3))
+def test_any_edit_is_spliced_as_the_round_trip_writes_it(text: str, edit: list[Edit]) -> None:
+    def all_of(data: CommentedMap) -> None:
+        for one in edit:
+            one(data)
+
+    with contextlib.suppress(notes.NotEditable):
+        checked(text, all_of)
+
+
+def test_the_generated_corpus_mostly_takes_the_splice() -> None:
+    """The property tests above compare something: most plain blocks are spliced."""
+    paths = Paths()
+    seen: list[Any] = []
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(text=notes_text())
+    def flag(text: str) -> None:
+        seen.append(text)
+        with contextlib.suppress(notes.NotEditable):
+            checked(text, compose._add_review_tag, paths)
+
+    flag()
+    assert paths.spliced > 0.3 * len(seen), (paths.spliced, paths.round_trip)
+
+
+# --- the real vaults -----------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="the real vaults are not on this machine")
+def test_every_real_note_is_spliced_as_the_round_trip_writes_it() -> None:
+    """Every note of the real vaults (BOMs, CRLF, odd YAML, Spanish), promoted and flagged: the
+    same bytes as the round trip, and at least 90% of the edits spliced."""
+    files = sorted(REAL.rglob("*.md"))
+    assert len(files) > 1000
+    with checking() as paths:
+        for path in files:
+            promote_and_flag(path.read_bytes(), path.name)
+    assert paths.spliced >= 0.9 * (paths.spliced + paths.round_trip), (paths.spliced, paths.round_trip)
