@@ -147,6 +147,7 @@ SCALARS = st.one_of(
     WORDS.map(lambda w: '"' + w.replace("\\", "\\\\").replace('"', '\\"') + '"'),
     st.sampled_from(["010", "1_000", "1e3", "0x1F", "2026-01-02", "2026-01-02T03:04:05Z", "true", "NO", "~", ""]),
     st.sampled_from(["null", "a, b", "x: y", "# c", "[a]", "- a", "needs-review", "Needs-Review", "#Tag", ".inf"]),
+    st.sampled_from(["[]", "[ ]", "{}", "{a: 1}", "[needs-review]", "'needs-review'"]),
 )
 KEYS = ["title", "tags", "aliases", "name", "source_skill", "author", "user_approved", "curated_from", "type", "k"]
 
@@ -158,10 +159,12 @@ def blocks(draw: st.DrawFn) -> str:
     offset = " " * draw(st.sampled_from([0, 2, 4]))
     lines: list[str] = []
     for key in keys:
-        kind = draw(st.sampled_from(["scalar", "flow", "block", "map", "maps", "literal"]))
+        kind = draw(st.sampled_from(["scalar", "flow", "block", "map", "maps", "literal", "explicit"]))
         items = draw(st.lists(SCALARS, max_size=3))
-        if kind == "scalar" or (kind in ("flow", "block", "maps") and not items):
+        if kind == "scalar" or (kind in ("block", "maps") and not items):
             lines.append(f"{key}: {draw(SCALARS)}".rstrip(" "))
+        elif kind == "explicit":
+            lines += [f"? {key}", f": {draw(SCALARS)}".rstrip(" ")]
         elif kind == "flow":
             lines.append(f"{key}: [{', '.join(items)}]")
         elif kind == "block":
@@ -174,7 +177,10 @@ def blocks(draw: st.DrawFn) -> str:
             lines += [f"{key}: |", "  one", "  two"]
         if draw(st.integers(0, 9)) == 0:
             lines.append(draw(st.sampled_from(["", "# a comment", "  # indented comment"])))
-    return "".join(line + "\n" for line in lines)
+    lead = draw(st.sampled_from(["", "", "", "", "\n", "  "]))  # a blank line first, or every line indented
+    if lead == "\n":
+        lines.insert(0, "")
+    return "".join((lead if lead == "  " else "") + line + "\n" for line in lines)
 
 
 @st.composite
@@ -252,18 +258,20 @@ def test_the_generated_corpus_mostly_takes_the_splice() -> None:
             checked(text, compose._add_review_tag, paths)
 
     flag()
-    assert paths.spliced > 0.3 * len(seen), (paths.spliced, paths.round_trip)
+    assert paths.spliced > 0.15 * len(seen), (paths.spliced, paths.round_trip)
 
 
 # --- the real vaults -----------------------------------------------------------------------
 
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="the real vaults are not on this machine")
-def test_every_real_note_is_spliced_as_the_round_trip_writes_it() -> None:
+@pytest.mark.parametrize("every", [pytest.param(1, marks=pytest.mark.slow), 10])
+def test_every_real_note_is_spliced_as_the_round_trip_writes_it(every: int) -> None:
     """Every note of the real vaults (BOMs, CRLF, odd YAML, Spanish), promoted and flagged: the
-    same bytes as the round trip, and at least 90% of the edits spliced."""
-    files = sorted(REAL.rglob("*.md"))
-    assert len(files) > 1000
+    same bytes as the round trip, and at least 90% of the edits spliced. Every tenth note by
+    default, all of them in the slow run."""
+    files = sorted(REAL.rglob("*.md"))[::every]
+    assert len(files) > 2000 // every
     with checking() as paths:
         for path in files:
             promote_and_flag(path.read_bytes(), path.name)

@@ -164,7 +164,8 @@ class _Block:
 
 
 def _is_flow(node: yaml.Node) -> bool:
-    return isinstance(node, yaml.CollectionNode) and bool(node.flow_style)
+    """A flow list ruamel keeps as one when it is appended to (`[]` it writes as a new list)."""
+    return isinstance(node, yaml.SequenceNode) and bool(node.flow_style) and bool(node.value)
 
 
 def _unprintable(source: str) -> bool:
