@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from memory_curator.core import candidate as cand
-from memory_curator.core import compose, notes, splice
+from memory_curator.core import compose, merge, notes, splice
 from memory_curator.store.rules_file import DEFAULT_RULES, load
 
 RULES = load(DEFAULT_RULES)
@@ -207,7 +207,7 @@ NEW_VALUES = st.one_of(
 @st.composite
 def edits(draw: st.DrawFn) -> Edit:
     """A generic edit: a key set (new or replaced), removed, or a list appended to."""
-    key = draw(st.sampled_from(KEYS))
+    key = draw(st.sampled_from([*KEYS, "true", "Odd Key", "x" * 130, "1", "a: b"]))
     action = draw(st.sampled_from(["set", "remove", "append"]))
     value = draw(NEW_VALUES)
 
@@ -261,6 +261,56 @@ def test_the_generated_corpus_mostly_takes_the_splice() -> None:
     assert paths.spliced > 0.15 * len(seen), (paths.spliced, paths.round_trip)
 
 
+# --- patches ------------------------------------------------------------------------------
+
+FACT_KEYS = ["entity: e", "predicate: p", "type: fact"]
+FACT_VALUES = st.sampled_from(["Alpha", "alpha!", "Beta", "'Gamma'", "1e3"])
+FACT_DAYS = st.sampled_from(["2026-01-01", "2026-02-01", "2026-03-01T10:00:00Z", "'2026-04-01'"])
+FACT_LISTS = st.sampled_from(["https://a.io/x", "https://b.io?utm_source=z", "obsidian", "AI-Tools", "Ada", "x, y"])
+
+
+@st.composite
+def facts(draw: st.DrawFn, lead: str = "") -> str:
+    """A fact note (or a candidate): values, times, sources, tags, participants, history; as a
+    block, in flow or block lists, among the generated keys of `blocks`."""
+    lines = [*FACT_KEYS, *draw(blocks()).splitlines()]
+    for key, values in (("value", FACT_VALUES), ("observed_at", FACT_DAYS), ("captured_at", FACT_DAYS)):
+        if draw(st.booleans()):
+            lines.append(f"{key}: {draw(values)}")
+    for key in ("sources", "source_url", "tags", "participants", "confidence", "status"):
+        items = draw(st.lists(FACT_LISTS, max_size=3, unique=True))
+        if key == "confidence":
+            lines += [f"confidence: {draw(st.integers(1, 3))}"] if items else []
+        elif key in ("source_url", "status"):
+            lines += [f"{key}: {items[0]}"] if items else []
+        elif items and draw(st.booleans()):
+            lines.append(f"{key}: [{', '.join(items)}]")
+        elif items:
+            lines += [f"{key}:", *(f"  - {item}" for item in items)]
+    if draw(st.integers(0, 3)) == 0:
+        lines += ["history:", f"  - value: {draw(FACT_VALUES)}", f"    observed_at: {draw(FACT_DAYS)}"]
+    seen: set[str] = set()
+    unique = [ln for ln in lines if ln.startswith(" ") or not (ln.split(":")[0] in seen or seen.add(ln.split(":")[0]))]
+    text = "---\n" + "".join(line + "\n" for line in unique) + "---\n" + lead + "A fact.\n"
+    return text.replace("\n", "\r\n") if draw(st.booleans()) else text
+
+
+def merged_both_ways(note: str, incoming: str, **kwargs: Any) -> tuple[merge.Merged, merge.Merged]:
+    """The merge as it runs (the splice where certain) and through the round trip only."""
+    c = cand.build(incoming, "_inbox/agent-a/c.md", "agent-a", RULES)
+    fast = merge.merge(note, c, NOW, **kwargs)
+    with mock.patch.object(merge, "edit_frontmatter", notes.edit_frontmatter):
+        reference = merge.merge(note, c, NOW, **kwargs)
+    return fast, reference
+
+
+@SETTINGS
+@given(note=facts(), incoming=facts(lead="More.\n"), person=st.booleans())
+def test_a_patch_splices_what_the_round_trip_writes(note: str, incoming: str, person: bool) -> None:
+    fast, reference = merged_both_ways(note, incoming, person=person)
+    assert fast == reference
+
+
 # --- the real vaults -----------------------------------------------------------------------
 
 
@@ -276,3 +326,21 @@ def test_every_real_note_is_spliced_as_the_round_trip_writes_it(every: int) -> N
         for path in files:
             promote_and_flag(path.read_bytes(), path.name)
     assert paths.spliced >= 0.9 * (paths.spliced + paths.round_trip), (paths.spliced, paths.round_trip)
+
+
+PATCH = (
+    "---\ntype: fact\nentity: e\npredicate: p\nvalue: Nuevo\nobserved_at: 2027-01-01\n"
+    "source_url: https://example.org/otra\ntags: [obsidian, español]\nparticipants:\n  - Ada\n---\nMás.\n"
+)
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="the real vaults are not on this machine")
+@pytest.mark.parametrize("every", [pytest.param(1, marks=pytest.mark.slow), 10])
+def test_every_real_note_is_patched_as_the_round_trip_patches_it(every: int) -> None:
+    """A candidate that adds a source, tags, a participant and a newer value, merged into
+    every real note: the same bytes and the same summary as through the round trip."""
+    for path in sorted(REAL.rglob("*.md"))[::every]:
+        raw = path.read_bytes()
+        with contextlib.suppress(UnicodeDecodeError):
+            fast, reference = merged_both_ways(raw.decode("utf-8"), PATCH)
+            assert fast == reference, path

@@ -45,6 +45,7 @@ _KEY_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", 
 _UNSAFE = re.compile(r"[\r\t\ufeff\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|(?:^| )#", re.MULTILINE)
 _FIRST = re.compile(r"\w")  # no indicator (`-?:,[]{}#&*!|>'"%@`) and no space first
 _FLOW = re.compile(r"[,\[\]{}]")
+_KEY_MAX = 120
 _FLOW_WIDTH = 4000  # ruamel breaks a line past its width (4096)
 _PLAIN_MAX = 1000  # far below ruamel's width (4096): a long plain text would be folded
 _STR = "tag:yaml.org,2002:str"
@@ -222,6 +223,8 @@ def _commented(value: Any) -> Any:
 def _entry(name: str, value: Any, flow: bool, indent: tuple[int, int]) -> str | None:
     """`name: value` as the round trip's dump writes it; `flow` when it is a flow list the edit
     kept (a new list is a block list). None when not certain."""
+    if not _simple_key(name):
+        return None
     if isinstance(value, list):
         return _list_entry(name, value, flow, indent)
     if isinstance(value, dict):
@@ -254,7 +257,7 @@ def _list_entry(name: str, items: list[Any], flow: bool, indent: tuple[int, int]
 def _item(item: Any, lead: str) -> str | None:
     if isinstance(item, dict):
         pairs = [(k, _scalar(v)) for k, v in item.items()]
-        if not pairs or any(not isinstance(k, str) or not _plain(k) or not t for k, t in pairs):
+        if not pairs or any(not isinstance(k, str) or not _simple_key(k) or not t for k, t in pairs):
             return None
         inner = lead + "  "
         rows = [f"{k}: {t}\n" for k, t in pairs]
@@ -280,6 +283,11 @@ def _scalar(value: Any, flow: bool = False) -> str | None:
     if type(value) is str and _plain(value, flow):
         return value
     return None
+
+
+def _simple_key(name: str) -> bool:
+    """A key ruamel writes as it is (past 128 characters it writes a `? ` key)."""
+    return len(name) < _KEY_MAX and _plain(name)
 
 
 def _plain(text: str, flow: bool = False) -> bool:
