@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -54,23 +54,19 @@ def checked(text: str, mutate: Edit, paths: Paths | None = None) -> str:
     return reference
 
 
-@contextlib.contextmanager
-def checking() -> Iterator[Paths]:
-    """Every edit compose makes, checked against the round trip."""
-    paths = Paths()
-    with mock.patch.object(compose, "edit_frontmatter", lambda t, m: checked(t, m, paths)):
-        yield paths
-
-
-def promote_and_flag(raw: bytes, name: str = "c.md") -> None:
-    """The edits a sweep makes of a candidate: promoted (its file name the title's or not),
-    flagged."""
+def promote_and_flag(raw: bytes, name: str = "c.md", paths: Paths | None = None) -> None:
+    """The edits a sweep makes of a candidate, checked: promoted (its file name the title's or
+    not, approved by a person or not), flagged."""
     candidate = cand.build(raw, f"_inbox/agent/{name}", "agent", RULES)
-    compose.promoted_text(candidate, NOW)
-    compose.promoted_text(dataclasses.replace(candidate, target="facts/x/another-name.md"), NOW)
-    compose.promoted_text(dataclasses.replace(candidate, approved=True, privacy=("private",)), NOW)
-    with contextlib.suppress(UnicodeDecodeError):
-        compose.review_text(raw.decode("utf-8"), "why", NOW)
+    for promoted in (
+        candidate,
+        dataclasses.replace(candidate, target="facts/x/another-name.md"),
+        dataclasses.replace(candidate, approved=True, privacy=("private",)),
+    ):
+        with contextlib.suppress(notes.NotEditable):
+            checked(compose.strip_review_mark(promoted.note.text), compose.promotion(promoted, NOW), paths)
+    with contextlib.suppress(UnicodeDecodeError, notes.NotEditable):
+        checked(compose.strip_review_mark(raw.decode("utf-8")), compose.add_review_tag, paths)
 
 
 # --- exact examples ------------------------------------------------------------------------
@@ -78,7 +74,7 @@ def promote_and_flag(raw: bytes, name: str = "c.md") -> None:
 
 def test_a_plain_block_is_spliced_byte_for_byte() -> None:
     text = "\ufeff---\r\ntitle: Tarifa\r\ntags: [precio, 'q']\r\nk: 010\r\n---\r\nbody\r\n"
-    out = splice.fast_edit(text, compose._add_review_tag)
+    out = splice.fast_edit(text, compose.add_review_tag)
     assert out == "\ufeff---\r\ntitle: Tarifa\r\ntags: [precio, 'q', needs-review]\r\nk: 010\r\n---\r\nbody\r\n"
 
 
@@ -86,11 +82,11 @@ def test_a_promote_writes_its_keys_as_the_round_trip_does() -> None:
     text = "---\ntitle: Día, uno\nsource_skill: human\ntags:\n  - '#A'\n---\nbody\n"
     candidate = cand.build(text, "_inbox/agent/día uno.md", "agent", RULES)
     candidate = dataclasses.replace(candidate, target="facts/x/dia-uno.md")
-    with checking() as paths:
-        out = compose.promoted_text(candidate, NOW)
-    assert paths.spliced == 1 and paths.round_trip == 0
+    paths = Paths()
+    spliced = checked(text, compose.promotion(candidate, NOW), paths)
+    assert paths.spliced == 1 and compose.promoted_text(candidate, NOW) == spliced
     sha = candidate.digest.removeprefix("sha256:")
-    assert out == (
+    assert spliced == (
         "---\ntitle: Día, uno\ntags:\n  - a\naliases:\n  - Día, uno\ncurated_from:\n"
         f"  - inbox: _inbox/agent/día uno.md\n    sha256: {sha}\n    curated_at: 2026-12-02T03:04:05Z\n"
         "    source_skill: human\n---\nbody\n"
@@ -111,7 +107,7 @@ def test_a_promote_writes_its_keys_as_the_round_trip_does() -> None:
     ],
 )
 def test_what_is_not_plain_takes_the_round_trip(text: str) -> None:
-    assert splice.fast_edit(text, compose._add_review_tag) is None
+    assert splice.fast_edit(text, compose.add_review_tag) is None
 
 
 @pytest.mark.parametrize(
@@ -131,7 +127,7 @@ def test_a_new_text_is_written_plain_only_where_ruamel_writes_it_plain(value: st
 
 def test_a_no_op_edit_returns_the_text_itself() -> None:
     text = "---\ntags: [needs-review]\n---\n"
-    assert splice.fast_edit(text, compose._add_review_tag) is text
+    assert splice.fast_edit(text, compose.add_review_tag) is text
 
 
 # --- generated frontmatters and edits ------------------------------------------------------
@@ -230,8 +226,7 @@ SETTINGS = settings(max_examples=600, deadline=None, suppress_health_check=[Heal
 @SETTINGS
 @given(text=notes_text(), name=WORDS)
 def test_promote_and_flag_splice_what_the_round_trip_writes(text: str, name: str) -> None:
-    with checking():
-        promote_and_flag(text.encode("utf-8"), (name.replace("/", "") or "c") + ".md")
+    promote_and_flag(text.encode("utf-8"), (name.replace("/", "") or "c") + ".md")
 
 
 @SETTINGS
@@ -255,7 +250,7 @@ def test_the_generated_corpus_mostly_takes_the_splice() -> None:
     def flag(text: str) -> None:
         seen.append(text)
         with contextlib.suppress(notes.NotEditable):
-            checked(text, compose._add_review_tag, paths)
+            checked(text, compose.add_review_tag, paths)
 
     flag()
     assert paths.spliced > 0.15 * len(seen), (paths.spliced, paths.round_trip)
@@ -322,9 +317,9 @@ def test_every_real_note_is_spliced_as_the_round_trip_writes_it(every: int) -> N
     default, all of them in the slow run."""
     files = sorted(REAL.rglob("*.md"))[::every]
     assert len(files) > 2000 // every
-    with checking() as paths:
-        for path in files:
-            promote_and_flag(path.read_bytes(), path.name)
+    paths = Paths()
+    for path in files:
+        promote_and_flag(path.read_bytes(), path.name, paths)
     assert paths.spliced >= 0.9 * (paths.spliced + paths.round_trip), (paths.spliced, paths.round_trip)
 
 

@@ -8,10 +8,11 @@ through ruamel (`notes.edit_frontmatter`, what every compose did before) against
 
 Candidates are generated as agents write them (a fact, event or insight; tags as a block list,
 a flow list or one text; quoted values, a comment in one of ten, CRLF and a BOM in a few), or
-read from every `.md` under --vault. Each run promotes every candidate (`compose.promoted_text`,
-its file name not its title, so that `aliases` is written too) and flags it
-(`compose.review_bytes`). It prints JSON: medians of --repeat runs per path, the speed-up, the
-share of edits the splice took, and whether the two paths wrote the same bytes.
+read from every `.md` under --vault. Each run makes the two frontmatter edits of every
+candidate, its promote (`compose.promotion`, its file name not its title, so that `aliases` is
+written too) and its flag (`compose.add_review_tag`), through each path. It prints JSON:
+medians of --repeat runs per path, the speed-up, the share of edits the splice took, and
+whether the two paths wrote the same bytes.
 """
 
 from __future__ import annotations
@@ -23,17 +24,18 @@ import json
 import random
 import statistics
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from unittest import mock
+
+from ruamel.yaml.comments import CommentedMap
 
 from memory_curator.core import candidate as cand
 from memory_curator.core import compose, notes, splice
 from memory_curator.store.rules_file import DEFAULT_RULES, load
 
 NOW = dt.datetime(2026, 12, 2, 3, 4, 5, tzinfo=dt.UTC)
+Edit = Callable[[CommentedMap], None]
 WORDS = [
     "alpha",
     "beta",
@@ -83,26 +85,23 @@ def from_vault(folder: Path) -> list[tuple[str, bytes]]:
     return [(f"_inbox/agent/{p.name}", p.read_bytes()) for p in sorted(folder.rglob("*.md"))]
 
 
-@contextmanager
-def path(kind: str) -> Iterator[dict[str, int]]:
-    """Compose through the round trip only (`before`) or through the splice (`after`),
-    counting the edits each path took."""
-    counts = {"spliced": 0, "round trip": 0}
-
-    def after(text: str, mutate: Callable[[Any], None]) -> str:
-        fast = splice.fast_edit(text, mutate)
-        counts["spliced" if fast is not None else "round trip"] += 1
-        return fast if fast is not None else notes.edit_frontmatter(text, mutate)
-
-    with mock.patch.object(compose, "edit_frontmatter", notes.edit_frontmatter if kind == "before" else after):
-        yield counts
-
-
-def run(candidates: list[cand.Candidate]) -> list[bytes]:
-    out = []
+def edits(candidates: list[cand.Candidate]) -> list[tuple[str, Edit]]:
+    """The frontmatter edits of promoting and of flagging each candidate, on the text each
+    is made on (`compose.promoted_text`, `compose.review_text`)."""
+    out: list[tuple[str, Edit]] = []
     for candidate in candidates:
-        out.append(compose.promoted_text(candidate, NOW).encode("utf-8"))
-        out.append(compose.review_bytes(candidate.raw, "why", NOW))
+        text = compose.strip_review_mark(candidate.note.text)
+        out += [(text, compose.promotion(candidate, NOW)), (text, compose.add_review_tag)]
+    return out
+
+
+def run(edit: Callable[[str, Edit], str], work: list[tuple[str, Edit]]) -> list[str | None]:
+    out: list[str | None] = []
+    for text, change in work:
+        try:
+            out.append(edit(text, change))
+        except notes.NotEditable:
+            out.append(None)
     return out
 
 
@@ -117,21 +116,19 @@ def main() -> None:
     raw = from_vault(args.vault) if args.vault else generated(args.candidates, args.seed)
     built = [cand.build(data, name, "agent", rules) for name, data in raw]
     built = [dataclasses.replace(c, target="facts/x/another-name.md") for c in built]
-    report: dict[str, Any] = {"candidates": len(built), "edits": 2 * len(built), "repeat": args.repeat}
+    work = edits(built)
+    report: dict[str, Any] = {"candidates": len(built), "edits": len(work), "repeat": args.repeat}
     outputs = {}
-    for kind in ("before", "after"):
+    for kind, edit in (("before", notes.edit_frontmatter), ("after", splice.edit_frontmatter)):
         times = []
         for _ in range(args.repeat):
-            with path(kind) as counts:
-                start = time.perf_counter()
-                outputs[kind] = run(built)
-                times.append(time.perf_counter() - start)
-        report[kind] = {"seconds": round(statistics.median(times), 3), "per_candidate_ms": None}
-        report[kind]["per_candidate_ms"] = round(1000 * statistics.median(times) / len(built), 3)
-        if kind == "after":
-            report["spliced"] = counts["spliced"]
-            report["round_trip"] = counts["round trip"]
-            report["spliced_share"] = round(counts["spliced"] / max(1, sum(counts.values())), 4)
+            start = time.perf_counter()
+            outputs[kind] = run(edit, work)
+            times.append(time.perf_counter() - start)
+        seconds = statistics.median(times)
+        report[kind] = {"seconds": round(seconds, 3), "per_candidate_ms": round(1000 * seconds / len(built), 3)}
+    spliced = sum(splice.fast_edit(text, change) is not None for text, change in work)
+    report |= {"spliced": spliced, "round_trip": len(work) - spliced, "spliced_share": round(spliced / len(work), 4)}
     report["speedup"] = round(report["before"]["seconds"] / report["after"]["seconds"], 2)
     report["identical"] = outputs["before"] == outputs["after"]
     print(json.dumps(report, indent=2))
