@@ -183,8 +183,11 @@ def blocks(draw: st.DrawFn) -> str:
 def notes_text(draw: st.DrawFn) -> str:
     block = draw(blocks())
     body = draw(st.sampled_from(["", "Body.\n", "Body\nwith lines", "# Heading\n\n> ⚠ curator uncertainty: x (t)\n"]))
+    newlines = draw(st.sampled_from(["\n", "\r\n", "mixed"]))
+    if newlines == "mixed":  # a body in CRLF under an LF block: the file's newline is CRLF
+        body = body.replace("\n", "\r\n") or "\r\n"
     text = body if draw(st.integers(0, 9)) == 0 else "---\n" + block + "---\n" + body
-    if draw(st.booleans()):
+    if newlines == "\r\n":
         text = text.replace("\n", "\r\n")
     return ("\ufeff" if draw(st.booleans()) else "") + text
 
