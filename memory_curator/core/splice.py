@@ -43,6 +43,7 @@ Edit = Callable[[CommentedMap], None]
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _KEY_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n"})
 _UNSAFE = re.compile(r"[\r\t\ufeff\x0b\x0c\x1c-\x1e\x85\u2028\u2029]|(?:^| )#", re.MULTILINE)
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
 _FIRST = re.compile(r"\w")  # no indicator (`-?:,[]{}#&*!|>'"%@`) and no space first
 _FLOW = re.compile(r"[,\[\]{}]")
 _KEY_MAX = 120
@@ -170,7 +171,10 @@ def _is_flow(node: yaml.Node) -> bool:
 
 
 def _unprintable(source: str) -> bool:
-    return any(not c.isprintable() and c != "\n" for c in source) if not source.isascii() else False
+    """A character YAML or ruamel may refuse or escape (the reader refuses most already)."""
+    if source.isascii():
+        return _CONTROL.search(source) is not None
+    return any(not c.isprintable() and c != "\n" for c in source)
 
 
 def _plain_pairs(root: yaml.Node, lines: list[str]) -> list[tuple[yaml.ScalarNode, yaml.Node]] | None:
