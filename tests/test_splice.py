@@ -155,10 +155,12 @@ def blocks(draw: st.DrawFn) -> str:
     offset = " " * draw(st.sampled_from([0, 2, 4]))
     lines: list[str] = []
     for key in keys:
-        kind = draw(st.sampled_from(["scalar", "flow", "block", "map", "maps", "literal", "explicit"]))
+        kind = draw(st.sampled_from(["scalar", "flow", "block", "map", "maps", "literal", "explicit", "nextline"]))
         items = draw(st.lists(SCALARS, max_size=3))
         if kind == "scalar" or (kind in ("block", "maps") and not items):
             lines.append(f"{key}: {draw(SCALARS)}".rstrip(" "))
+        elif kind == "nextline":
+            lines += [f"{key}:", f"  {draw(SCALARS)}".rstrip(" ") or "  x"]
         elif kind == "explicit":
             lines += [f"? {key}", f": {draw(SCALARS)}".rstrip(" ")]
         elif kind == "flow":
@@ -172,7 +174,7 @@ def blocks(draw: st.DrawFn) -> str:
         else:
             lines += [f"{key}: |", "  one", "  two"]
         if draw(st.integers(0, 9)) == 0:
-            lines.append(draw(st.sampled_from(["", "# a comment", "  # indented comment"])))
+            lines.append(draw(st.sampled_from(["", "  ", "# a comment", "  # indented comment"])))
     lead = draw(st.sampled_from(["", "", "", "", "\n", "  "]))  # a blank line first, or every line indented
     if lead == "\n":
         lines.insert(0, "")
@@ -289,6 +291,8 @@ def facts(draw: st.DrawFn, lead: str = "") -> str:
         lines += ["history:", f"  - value: {draw(FACT_VALUES)}", f"    observed_at: {draw(FACT_DAYS)}"]
     seen: set[str] = set()
     unique = [ln for ln in lines if ln.startswith(" ") or not (ln.split(":")[0] in seen or seen.add(ln.split(":")[0]))]
+    for _ in range(draw(st.integers(0, 2))):  # blank lines between keys, or inside a list
+        unique.insert(draw(st.integers(0, len(unique))), "")
     text = "---\n" + "".join(line + "\n" for line in unique) + "---\n" + lead + "A fact.\n"
     return text.replace("\n", "\r\n") if draw(st.booleans()) else text
 

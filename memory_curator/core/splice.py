@@ -160,7 +160,8 @@ class _Block:
         """Blank lines at the block's end follow whatever ruamel writes last: certain only when
         the last key stays last and unchanged."""
         last = next(reversed(self.segments))
-        if not self.segments[last].endswith("\n\n"):
+        lines = self.segments[last].splitlines()
+        if len(lines) < 2 or lines[-1].strip():
             return True
         return bool(after) and next(reversed(after)) == last and before[last] == after[last]
 
@@ -184,12 +185,21 @@ def _plain_pairs(root: yaml.Node, lines: list[str]) -> list[tuple[yaml.ScalarNod
         return None
     pairs = []
     for key, value in root.value:
-        if not isinstance(key, yaml.ScalarNode) or key.style not in _PLAIN_STYLES or key.tag != _STR:
+        if not isinstance(key, yaml.ScalarNode) or not _text_key(key) or not _KEY.match(key.value):
             return None
-        if not _KEY.match(key.value) or key.value.lower() in _KEY_WORDS or not _plain_value(value, lines):
+        if key.value.lower() in _KEY_WORDS or not _plain_value(value, lines):
             return None
         pairs.append((key, value))
     return pairs
+
+
+def _text_key(key: yaml.ScalarNode) -> bool:
+    """A plain key both readers take as the same text (ruamel reads `1_000:` as a number)."""
+    return (
+        key.style in _PLAIN_STYLES
+        and key.tag == _STR
+        and _RESOLVER.resolve(ScalarNode, key.value, (True, False)) == _STR
+    )
 
 
 def _plain_value(node: yaml.Node, lines: list[str]) -> bool:
@@ -206,7 +216,7 @@ def _plain_value(node: yaml.Node, lines: list[str]) -> bool:
         elif isinstance(item, yaml.SequenceNode):
             stack.extend(item.value)
         elif isinstance(item, yaml.MappingNode):
-            if any(not isinstance(k, yaml.ScalarNode) or k.style not in _PLAIN_STYLES for k, _ in item.value):
+            if any(not isinstance(k, yaml.ScalarNode) or not _text_key(k) for k, _ in item.value):
                 return False
             stack.extend(v for _, v in item.value)
     return True
