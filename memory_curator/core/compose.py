@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -15,9 +15,10 @@ from memory_curator.core.candidate import Candidate, not_carried
 from memory_curator.core.conditions import is_present
 from memory_curator.core.marks import DROP_MARK, REVIEW_MARK, REVIEW_TAG, strip_trailing_marks
 from memory_curator.core.names import printable, slugify
-from memory_curator.core.notes import NotEditable, append_line, edit_frontmatter, norm_tag, render, spelled
+from memory_curator.core.notes import NotEditable, append_line, norm_tag, render, spelled
 from memory_curator.core.ownership import claims
 from memory_curator.core.privacy import APPROVAL
+from memory_curator.core.splice import edit_frontmatter
 from memory_curator.core.text import iso, split_list
 
 
@@ -40,13 +41,28 @@ PROMOTE_OWNS = ("tags", "aliases", "curated_from", "source_skill", "author")
 
 def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
     """The candidate's own text as a durable note: every key keeps its bytes but the ones a
-    promote owns (the surface's `not_carried` bookkeeping keys left out; tags without `#` or
-    `needs-review`; the title added to `aliases` when the file
-    name differs from it; `curated_from` added; the inbox file's `source_skill: human` /
-    `author: user` moved into it), body unchanged."""
+    promote owns (`promotion`), body unchanged."""
     text = strip_review_mark(candidate.note.text)  # a person promoting a flagged item
-    claimed = claims(candidate.frontmatter)
-    left_out = [*claimed, *(k for k in candidate.frontmatter if k in not_carried(candidate))]
+    try:
+        return edit_frontmatter(text, promotion(candidate, now))
+    except (NotEditable, YAMLError):  # what PyYAML reads and ruamel cannot round-trip
+        left_out = _left_out(candidate)
+        fm = {k: v for k, v in spelled(candidate.note).items() if k not in ("tags", "curated_from", *left_out)}
+        tags = _clean_tags(candidate.frontmatter.get("tags"))
+        fm.update({"tags": tags} if tags else {})
+        aliases = _aliases(fm, candidate.target)
+        fm.update({"aliases": aliases} if aliases is not None else {})
+        fm.update(approval(candidate))
+        fm["curated_from"] = [provenance(candidate, now)]
+        return render(fm, strip_review_mark(candidate.note.body), candidate.note.newline)
+
+
+def promotion(candidate: Candidate, now: dt.datetime) -> Callable[[CommentedMap], None]:
+    """The frontmatter edit of a promote: the surface's `not_carried` bookkeeping keys left out;
+    tags without `#` or `needs-review`; the title added to `aliases` when the file name differs
+    from it; `curated_from` added; the inbox file's `source_skill: human` / `author: user`
+    moved into it."""
+    left_out = _left_out(candidate)
 
     def own(data: CommentedMap) -> None:
         for key in left_out:
@@ -63,17 +79,12 @@ def promoted_text(candidate: Candidate, now: dt.datetime) -> str:
         data.update(approval(candidate))
         data["curated_from"] = CommentedSeq([CommentedMap(provenance(candidate, now))])
 
-    try:
-        return edit_frontmatter(text, own)
-    except (NotEditable, YAMLError):  # what PyYAML reads and ruamel cannot round-trip
-        fm = {k: v for k, v in spelled(candidate.note).items() if k not in ("tags", "curated_from", *left_out)}
-        tags = _clean_tags(candidate.frontmatter.get("tags"))
-        fm.update({"tags": tags} if tags else {})
-        aliases = _aliases(fm, candidate.target)
-        fm.update({"aliases": aliases} if aliases is not None else {})
-        fm.update(approval(candidate))
-        fm["curated_from"] = [provenance(candidate, now)]
-        return render(fm, strip_review_mark(candidate.note.body), candidate.note.newline)
+    return own
+
+
+def _left_out(candidate: Candidate) -> list[str]:
+    """The keys a promote leaves out: a claim of a person's hand, the agent's bookkeeping."""
+    return [*claims(candidate.frontmatter), *(k for k in candidate.frontmatter if k in not_carried(candidate))]
 
 
 def approval(candidate: Candidate) -> dict[str, bool]:
@@ -123,14 +134,14 @@ def review_text(text: str, reason: str, now: dt.datetime) -> str:
     """
     body = strip_review_mark(text)
     with contextlib.suppress(NotEditable):
-        body = edit_frontmatter(body, _add_review_tag)
+        body = edit_frontmatter(body, add_review_tag)
     return append_line(body, f"{REVIEW_MARK}{reason} ({iso(now)})")
 
 
 def with_review_tag(text: str) -> str:
     """`text` tagged `needs-review`; unchanged when the frontmatter cannot be edited safely."""
     with contextlib.suppress(NotEditable):
-        return edit_frontmatter(text, _add_review_tag)
+        return edit_frontmatter(text, add_review_tag)
     return text
 
 
@@ -144,7 +155,8 @@ def review_bytes(raw: bytes, reason: str, now: dt.datetime) -> bytes:
     return review_text(text, reason, now).encode("utf-8")
 
 
-def _add_review_tag(data: CommentedMap) -> None:
+def add_review_tag(data: CommentedMap) -> None:
+    """The frontmatter edit of a flag: `needs-review` in `tags`, in the list's own style."""
     tags = data.get("tags")
     if tags is None or tags == "":
         seq = CommentedSeq([REVIEW_TAG])

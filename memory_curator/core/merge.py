@@ -36,7 +36,6 @@ from memory_curator.core.notes import (
     NotEditable,
     all_tags,
     as_list,
-    edit_frontmatter,
     norm_tag,
     parse,
     plain,
@@ -44,6 +43,7 @@ from memory_curator.core.notes import (
 )
 from memory_curator.core.ownership import claims, marked_human
 from memory_curator.core.privacy import APPROVAL
+from memory_curator.core.splice import edit_frontmatter
 from memory_curator.core.text import split_list
 
 CONTESTED_TAG = "contradiction"
@@ -155,6 +155,9 @@ class _Edit:
         self.value_moves = not blank(mine) and not blank(current) and norm_text(mine) != norm_text(current)
 
     def apply(self, data: CommentedMap, now: dt.datetime, body_appended: bool) -> None:
+        """The changes, on `data`; run again from the start on another mapping when the splice
+        hands the edit to the round trip (`splice.fast_edit`)."""
+        self.summary = []
         self._value(data)
         self._claims(data)
         self._sources(data)

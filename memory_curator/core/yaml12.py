@@ -240,3 +240,19 @@ def _verbatim(loader: Loader12, node: yaml.ScalarNode, lines: list[str]) -> Verb
         return None
     text = lines[start.line][start.column : end.column]
     return Verbatim(text, loader.construct_object(node)) if keepable(text) else None
+
+
+def top_level(source: str) -> tuple[yaml.Node | None, dict[str, Any]] | None:
+    """The root node and, when it is a mapping, its values as `spelled` gives them; None when
+    the source does not parse."""
+    loader = Loader12(source)
+    try:
+        root = loader.get_single_node()
+        if not isinstance(root, yaml.MappingNode):
+            return root, {}
+        lines = source.splitlines()
+        return root, {str(k.value): _spell(loader, v, lines) for k, v in root.value if isinstance(k, yaml.ScalarNode)}
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError):
+        return None
+    finally:
+        loader.dispose()
