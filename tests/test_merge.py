@@ -576,3 +576,16 @@ def test_the_worked_example_in_the_docs_is_true() -> None:
     assert {k: parse(reverse).frontmatter.get(k) for k in same} == {
         k: parse(second.text).frontmatter.get(k) for k in same
     }
+
+
+@pytest.mark.parametrize("key", ["true", "null", "1"])
+def test_a_claim_under_a_key_yaml_reads_as_a_boolean_null_or_number_is_merged_by_its_text(key: str) -> None:
+    """Seen: a note with a `true:` key (ruamel's round trip reads it as the boolean True, the
+    comparison as the text "true") made `merge` raise KeyError, and a sweep held the candidate
+    with "internal error while composing"."""
+    note = f"---\ntype: fact\nentity: e\npredicate: p\nvalue: x\n{key}: 1\nobserved_at: 2026-01-01\n---\nA fact.\n"
+    incoming = f"---\ntype: fact\nentity: e\npredicate: p\nvalue: x\n{key}: 0\nobserved_at: 2026-02-01\n---\nMore.\n"
+    merged = merge(note, candidate(incoming), NOW)
+    fields = parse(merged.text).frontmatter
+    assert fields[key] == 0, merged.text
+    assert [entry[key] for entry in fields["history"]] == [1], merged.text

@@ -50,7 +50,5 @@ def test_labeled_set_floors(real_vault: Path, tmp_path: Path) -> None:
     assert [f for f in beyond if labels[f]["class"] not in JUDGE_OR_PERSON] == []
     judge_less_floor = m["review_floor"] + sum(1 for v in labels.values() if v["class"] in JUDGE_OR_PERSON) / m["n"]
     assert m["review_fraction"] <= judge_less_floor
-    assert (
-        m["review_named"] >= 0.95
-    )  # issue 28; both sets: test_novelty_floors.py
+    assert m["review_named"] >= 0.95  # issue 28; both sets: test_novelty_floors.py
     assert not m["fate_mismatches"]

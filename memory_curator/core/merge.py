@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
@@ -214,8 +215,9 @@ class _Edit:
         for field, old, new in cmp.conflicts:
             mine = self.spelled.get(field, self._spelled_as(field, new))
             if cmp.order == "newer":
-                _add_history(data, {field: copy.deepcopy(data[field]), **_pick(data, TIME_KEYS)})
-                data[field] = mine
+                key = _key_in(data, field)
+                _add_history(data, {field: copy.deepcopy(data[key]), **_pick(data, TIME_KEYS)})
+                data[key] = mine
                 self.summary.append(f"{field} {_scalar(old)} -> {_scalar(new)} (the old one kept in history)")
             elif cmp.order == "contested":
                 _extend(data, CONTESTED, [CommentedMap({field: mine, **_pick(self.spelled, TIME_KEYS)})])
@@ -290,7 +292,9 @@ class _Edit:
         never a second `Status` beside `status`); identity and decision signals never are."""
         held = {str(k).casefold() for k in data}
         for key, value in self.cand.items():
-            if str(key).casefold() in held or key in MERGED_KEYS or key in SIGNAL_KEYS or key in self.identity:
+            if str(key).casefold() in held or _key_in(data, key) in data or key in MERGED_KEYS or key in SIGNAL_KEYS:
+                continue
+            if key in self.identity:
                 continue
             if blank(value):
                 continue
@@ -439,3 +443,13 @@ def note_diff(path: str, old: str, new: str) -> str:
     """A unified diff of a note, for `run --dry-run` (newline style is not shown)."""
     lines = difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="")
     return "".join(line + "\n" for line in lines)
+
+
+def _key_in(data: CommentedMap, field: str) -> Any:
+    """The key of the round trip's map that the comparison names by its written text: ruamel
+    reads `true:`, `null:` and `1:` as a boolean, None and a number, the comparison (as Obsidian)
+    as the text "true", "null", "1"."""
+    if field in data or all(isinstance(k, str) for k in data):
+        return field
+    resolved = next(iter(YAML().load(f"{field}: 0")), field)
+    return next((k for k in data if k == resolved and type(k) is type(resolved)), field)
