@@ -58,6 +58,7 @@ class IndexQuerier(Questions):
         self.layout = index.layout if index is not None else Layout(rules)
         self._index = index
         self.refreshed: Refresh | None = None
+        self._stale = False  # `expire`d: refreshed again on the next question
         self._df: dict[str, int] = {}
         self._total: int | None = None
         self._avg: float | None = None
@@ -73,6 +74,9 @@ class IndexQuerier(Questions):
                 raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
             self._index = index
             self._pair(index)
+        elif self._stale:
+            self._stale = False
+            self._renew(self._index)
         return self._index
 
     def _pair(self, index: Index) -> None:
@@ -90,6 +94,43 @@ class IndexQuerier(Questions):
             self.semantic_problem = f"{exc}; pairing lexically only"
         except sqlite3.Error as exc:
             self.semantic_problem = f"semantic vectors cannot be stored in the index ({exc}); pairing lexically only"
+
+    def expire(self) -> None:
+        """For a querier kept for a process's life (`mcp`, `watch`): refresh the index on the
+        next question, as a new querier would (an empty inbox's sweep never asks one)."""
+        self._stale = True
+
+    def _renew(self, index: Index) -> None:
+        """The index refreshed (a stat walk when nothing changed) and, when notes changed, what
+        was cached of them forgotten and the semantic vectors brought in step."""
+        try:
+            done = index.refresh()
+        except (sqlite3.Error, OSError) as exc:
+            raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
+        self.refreshed = done
+        if done.rebuilt or done.added or done.changed or done.removed:
+            self._df, self._total, self._avg, self._spelt_as = {}, None, None, {}
+            self.generation += 1
+            self._near.clear()
+            self._paired.clear()
+            self._repair(index)
+
+    def _repair(self, index: Index) -> None:
+        """The vectors in step with a refreshed index, with the model already loaded."""
+        if self.pairing is None:
+            return
+        try:
+            model = self.pairing.model
+            with index.writing():
+                semantic.sync(index.conn, model, self.progress)
+                self.pairing = semantic.Pairing(model, semantic.load_vectors(index.conn, model))
+        except sqlite3.Error as exc:
+            self.pairing = None
+            self.semantic_problem = f"semantic vectors cannot be stored in the index ({exc}); pairing lexically only"
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
 
     def notices(self) -> list[str]:
         return [self.semantic_problem] if self.semantic_problem else []
