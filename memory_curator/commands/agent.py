@@ -74,6 +74,8 @@ def search(
     answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit + SEARCH_MAX)
     served = []
     for row in answer["results"]:
+        if len(served) == limit:  # the spares are for private notes left out: the rest are never read
+            break
         note = querier.note_at(row["path"])
         if note is not None and withheld(note.note, ctx.rules.settings.privacy_tags):
             continue  # a private note is not even named
