@@ -72,7 +72,7 @@ def search(
             raise CuratorError(f"date {exc}") from None
     querier = index_querier(ctx)
     answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit + SEARCH_MAX)
-    served = []
+    served: list[dict[str, Any]] = []
     for row in answer["results"]:
         if len(served) == limit:  # the spares are for private notes left out: the rest are never read
             break
