@@ -182,6 +182,21 @@ def write_note(vault: Path, rel: str, text: str) -> Path:
     return path
 
 
+def test_a_private_note_left_out_of_a_search_makes_room_for_the_next(ctx: Context, vault: Path) -> None:
+    """The search asks for `limit` notes, and again with spares only when a private one had to be
+    left out: the answer is still `limit` notes, none private."""
+    write_note(
+        vault, "notes/dhows-private.md", "---\ntitle: Dhows\ntags: [private]\n---\nZanzibar dhows dhows harbour.\n"
+    )
+    write_note(vault, "notes/dhows-public.md", "---\ntitle: Boats\n---\nZanzibar dhows in a harbour, and more.\n")
+    for path in ("notes/dhows-private.md", "notes/dhows-public.md"):
+        age(vault / path)
+    both = call(ctx, "search_notes", text="zanzibar dhows harbour", limit=2).structured_content
+    assert both is not None and [r["path"] for r in both["results"]] == ["notes/dhows-public.md"]
+    one = call(ctx, "search_notes", text="zanzibar dhows harbour", limit=1).structured_content
+    assert one is not None and [r["path"] for r in one["results"]] == ["notes/dhows-public.md"]
+
+
 def test_search_notes_refuses_an_unclear_question(ctx: Context) -> None:
     assert "ask one thing" in error_text(call(ctx, "search_notes"))
     assert "ask one thing" in error_text(call(ctx, "search_notes", text="x", name="y"))
