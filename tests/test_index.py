@@ -133,6 +133,38 @@ def test_refresh_sees_an_added_an_edited_a_deleted_and_a_renamed_note(vault: Pat
     assert frequencies["text"] >= 1 and "lovelace" not in frequencies
 
 
+def test_an_incremental_refresh_leaves_the_contentless_tables_as_a_rebuild_would(vault: Path, tmp_path: Path) -> None:
+    """The FTS5 tables keep no copy of a note: a changed, removed or renamed note leaves them by
+    the 'delete' command given its stored text and path. Wrong values would leave its words
+    behind (counts, ranks, path words that find a note no longer there)."""
+    rules = load_for_vault(vault)
+    index = ix.Index(vault, rules, state_of(tmp_path))
+    index.refresh()
+    edited = vault / "facts/obsidian/file-format.md"
+    edited.write_text(edited.read_text().replace("plain Markdown files", "plain zanzibarian files"))
+    age(edited)
+    (vault / "persons/ada-lovelace.md").unlink()
+    (vault / "insights/agents-need-a-curator.md").rename(vault / "insights/curators-for-agents.md")
+    assert index.refresh().changed == 1
+    (tmp_path / "rebuilt").mkdir()
+    rebuilt = ix.Index(vault, rules, tmp_path / "rebuilt")
+    rebuilt.refresh()
+    asks = {
+        "vocab": "SELECT term, doc, cnt FROM vocab ORDER BY term",
+        "path_vocab": "SELECT term, doc FROM path_vocab ORDER BY term",
+        "ranks": "SELECT n.path, round(f.rank, 9) FROM fts f JOIN notes n ON n.id = f.rowid "
+        "WHERE fts MATCH 'obsidian OR zanzibarian OR agents' ORDER BY n.path",
+    }
+    for name, sql in asks.items():
+        assert index.conn.execute(sql).fetchall() == rebuilt.conn.execute(sql).fetchall(), name
+    words = {t for (t,) in index.conn.execute("SELECT term FROM path_vocab")}
+    assert "curators" in words and "need" not in words and "lovelace" not in words
+    querier = iq.IndexQuerier(vault, rules, state_of(tmp_path), index)
+    assert querier.paths_naming(("curator",), "english") == ["insights/curators-for-agents.md"]
+    assert querier.indexed("facts/obsidian/file-format.md") is not None
+    assert "zanzibarian" in (querier.indexed("facts/obsidian/file-format.md") or (0, ""))[1]
+
+
 def test_a_note_rewritten_in_the_same_instant_with_the_same_size_is_read_again(vault: Path, tmp_path: Path) -> None:
     """mtime may not tick between two writes: a note modified just before a refresh is re-read
     by the next one even when its size and mtime look unchanged. "Just before" is by the
@@ -602,8 +634,9 @@ def dump(state: Path) -> dict[str, list[tuple[object, ...]]]:
             "notes": "SELECT * FROM notes ORDER BY id",
             "names": "SELECT * FROM names ORDER BY note, name",
             "terms": "SELECT * FROM terms ORDER BY term",
-            "fts": "SELECT rowid, title, value, body FROM fts ORDER BY rowid",
+            "texts": "SELECT * FROM texts ORDER BY id",
             "vocab": "SELECT * FROM vocab ORDER BY term",
+            "path_vocab": "SELECT * FROM path_vocab ORDER BY term",
             "meta": "SELECT * FROM meta ORDER BY key",
             "fts_config": "SELECT * FROM fts_config ORDER BY k",
             "schema": "SELECT type, name, sql FROM sqlite_schema ORDER BY name",
@@ -664,7 +697,7 @@ def test_a_build_in_worker_processes_holds_exactly_the_rows_of_one_in_this_proce
     assert rebuilt.notes == len(ix.walk(vault)) > 70
     ours, theirs = dump(here), dump(there)
     assert theirs == ours
-    assert len(ours["notes"]) == rebuilt.notes and ours["fts"] and ours["terms"] and ours["names"]
+    assert len(ours["notes"]) == rebuilt.notes and ours["texts"] and ours["terms"] and ours["names"]
     assert [k for k, _ in ours["fts_config"]] == ["hashsize", "version"], "built without merging; merges as usual after"
 
 

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,9 @@ from mcp.types import CallToolResult
 
 from memory_curator.cli.machine import build_context
 from memory_curator.cli.mcp import build_server
-from memory_curator.commands.context import Context, Seams
+from memory_curator.commands.context import KEPT_SECONDS, Context, KeptQuerier, Seams
+from memory_curator.core.clock import FixedClock
+from memory_curator.index.overlay import Overlay
 from memory_curator.store.writer import Files
 
 from conftest import NOW, age, run_installed
@@ -129,6 +131,70 @@ def test_search_notes_by_text_key_name_and_date(ctx: Context) -> None:
     assert named is not None and [r["path"] for r in named["results"]] == ["research/ai-tools/coding-assistants.md"]
     dated = call(ctx, "search_notes", date="1999-01-01").structured_content
     assert dated is not None and dated["results"] == []
+
+
+def test_the_server_keeps_one_index_and_refreshes_it_at_most_every_few_seconds(
+    ctx: Context, vault: Path, tmp_path: Path
+) -> None:
+    """The index is opened once per server, not per call: a note written meanwhile is found once
+    `KEPT_SECONDS` have passed on the context's clock (or at once after `sweep_now`)."""
+    clock = ctx.clock
+    assert isinstance(clock, FixedClock)
+    harbour = "---\ntitle: Zanzibar harbour\n---\nDhows in the old harbour.\n"
+
+    def named(client: Client) -> Awaitable[CallToolResult]:
+        return client.call_tool("search_notes", {"name": "zanzibar-harbour"})
+
+    async def calls(client: Client) -> list[list[str]]:
+        seen = []
+        for step in ("before", "written", "later"):
+            if step == "written":
+                age(write_note(vault, "notes/zanzibar-harbour.md", harbour))
+            if step == "later":
+                clock.advance(KEPT_SECONDS)
+            out = (await named(client)).structured_content
+            assert out is not None
+            seen.append([r["path"] for r in out["results"]])
+        return seen
+
+    assert session(ctx, None, calls) == [[], [], ["notes/zanzibar-harbour.md"]]
+
+
+def test_each_call_gets_its_own_overlay_over_the_one_kept_querier(ctx: Context) -> None:
+    """What one call (a sweep) stages is gone at the next: a new overlay each time, over the
+    same index querier."""
+    factory = KeptQuerier()
+    first, second = factory(ctx, ctx.rules), factory(ctx, ctx.rules)
+    assert isinstance(first, Overlay) and isinstance(second, Overlay) and first is not second
+    assert first.base is second.base
+    first.stage("notes/staged.md", "---\ntitle: Staged only\n---\nA note this call wrote.\n")
+    assert first.match_name("staged-only") == ["notes/staged.md"]
+    assert second.match_name("staged-only") == []
+    changed = replace(ctx.rules, settings=replace(ctx.rules.settings, neighbours=ctx.rules.settings.neighbours + 1))
+    assert factory(ctx, changed).base is not first.base  # other rules: another querier
+    factory.close()
+
+
+def write_note(vault: Path, rel: str, text: str) -> Path:
+    path = vault / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_private_note_left_out_of_a_search_makes_room_for_the_next(ctx: Context, vault: Path) -> None:
+    """The search asks for `limit` notes, and again with spares only when a private one had to be
+    left out: the answer is still `limit` notes, none private."""
+    write_note(
+        vault, "notes/dhows-private.md", "---\ntitle: Dhows\ntags: [private]\n---\nZanzibar dhows dhows harbour.\n"
+    )
+    write_note(vault, "notes/dhows-public.md", "---\ntitle: Boats\n---\nZanzibar dhows in a harbour, and more.\n")
+    for path in ("notes/dhows-private.md", "notes/dhows-public.md"):
+        age(vault / path)
+    both = call(ctx, "search_notes", text="zanzibar dhows harbour", limit=2).structured_content
+    assert both is not None and [r["path"] for r in both["results"]] == ["notes/dhows-public.md"]
+    one = call(ctx, "search_notes", text="zanzibar dhows harbour", limit=1).structured_content
+    assert one is not None and [r["path"] for r in one["results"]] == ["notes/dhows-public.md"]
 
 
 def test_search_notes_refuses_an_unclear_question(ctx: Context) -> None:

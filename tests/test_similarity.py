@@ -197,3 +197,27 @@ def test_a_note_about_the_same_thing_is_named_and_a_short_text_names_nothing(vau
     assert out.verdict == "needs_review", out
     assert "the vault has a note about it: your note Notes/Neural networks.md" in out.reason, out
     assert "near-duplicate" not in out.reason, out
+
+
+def _fold_char_by_char(text: str) -> str:
+    """How `words.fold` folded before issue 29: every character of a non-ASCII text looked at."""
+    import unicodedata
+
+    folded = text.lower()
+    if folded.isascii():
+        return folded
+    return "".join(c for c in unicodedata.normalize("NFD", folded) if not unicodedata.combining(c))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))
+def test_folding_only_the_non_ascii_runs_folds_as_character_by_character(text: str) -> None:
+    assert words.fold(text) == _fold_char_by_char(text)
+
+
+def test_the_real_vaults_fold_as_before() -> None:
+    shared = Path(__file__).resolve().parents[2] / "shared/real-vaults"
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(shared.rglob("*.md"))]
+    if not texts:
+        pytest.skip("no real vaults beside the checkout")
+    assert [words.fold(t) for t in texts] == [_fold_char_by_char(t) for t in texts]

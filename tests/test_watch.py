@@ -26,6 +26,7 @@ import pytest
 from watchdog.observers.polling import PollingObserver
 
 from memory_curator.cli.machine import build_context
+from memory_curator.commands.context import KeptQuerier
 from memory_curator.commands.sweep import OtherHost
 from memory_curator.commands.watch import LOOK_GAP, Look, Notice, Swept, Tracker, Watcher, inbox_rel
 from memory_curator.core.clock import SystemClock
@@ -463,3 +464,20 @@ def test_on_a_machine_that_is_not_the_curator_host_watch_refuses_at_start(fast_v
     rules.write_text(text, encoding="utf-8")
     with pytest.raises(OtherHost, match="not the curator host"):
         Watcher(build_context(fast_vault))
+
+
+def test_one_index_querier_serves_every_sweep_each_seeing_what_the_last_wrote(fast_vault: Path) -> None:
+    """The watcher keeps one index querier (`KeptQuerier`), refreshed before each sweep: the
+    second candidate patches the note the first sweep promoted, through the same querier."""
+    folder = fast_vault / AGENT
+    kept: list[object] = []
+    with watching(fast_vault) as (watcher, items):
+        assert isinstance(watcher.ctx.querier, KeptQuerier)
+        for number, source in enumerate(("https://example.dev/acme", "https://example.dev/acme-2")):
+            text = fact("acme").replace("https://example.dev/acme\n", f"{source}\n")
+            (folder / f"acme-{number}.md").write_text(text, encoding="utf-8")
+            wait_for(lambda: not any(folder.iterdir()))
+            kept.append(watcher.ctx.querier._kept)
+    assert [verdict for _, _, verdict, _ in actions(items)] == ["promote", "patch"]
+    assert kept[0] is not None and kept[0] is kept[1]
+    assert "https://example.dev/acme-2" in (fast_vault / "facts/acme/headquarters.md").read_text(encoding="utf-8")

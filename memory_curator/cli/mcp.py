@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from collections.abc import Callable
 from importlib import metadata, resources
 from typing import Any, TypeVar
@@ -26,13 +27,14 @@ from memory_curator.commands import agent as agent_mod
 from memory_curator.commands import check as checking
 from memory_curator.commands import status as status_mod
 from memory_curator.commands import submit as submit_mod
-from memory_curator.commands.context import Context
+from memory_curator.commands.context import Context, KeptQuerier, kept
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.text import one_line, too_large
 from memory_curator.store.rules_file import DEFAULT_RULES, vault_rules_file
 
 T = TypeVar("T")
 ORIGIN = "<mcp>"
+_ONE_CALL = threading.RLock()  # the SDK runs tools in threads; the server's one querier answers one call at a time
 
 INSTRUCTIONS = """\
 This server is the front door to an Obsidian vault kept by memory-curator. Hand in what you
@@ -137,7 +139,10 @@ def _shown(value: Any) -> str:
 
 def build_server(ctx: Context, agent: str | None = None) -> MCPServer:
     """The server for the vault in `ctx`. With `agent`, every candidate is written as that agent
-    and a call naming another is refused (an agent cannot write as another)."""
+    and a call naming another is refused (an agent cannot write as another). The server keeps
+    one index querier for its life (`context.KeptQuerier`: refreshed at most every
+    `KEPT_SECONDS`), and its tools answer one call at a time."""
+    ctx = dataclasses.replace(ctx, querier=kept(ctx.querier))
     server = CuratorServer("memory-curator", instructions=INSTRUCTIONS, version=metadata.version("memory-curator"))
     who = _writer(agent)
     _candidate_tools(server, ctx, who)
@@ -272,7 +277,11 @@ def _sweep(ctx: Context, agent: str) -> dict[str, Any]:
     folder = fresh.root / INBOX / agent
     if not folder.is_dir():
         raise CuratorError(f"{INBOX}/{agent}/: no such agent folder (nothing handed in yet)")
-    return sweep.run(fresh, folder, sweep.Options()).to_json()
+    try:
+        return sweep.run(fresh, folder, sweep.Options()).to_json()
+    finally:
+        if isinstance(ctx.querier, KeptQuerier):
+            ctx.querier.expire()  # the next call sees what the sweep wrote
 
 
 def _status(ctx: Context) -> dict[str, Any]:
@@ -295,9 +304,11 @@ def _fail(message: str) -> Callable[[], Any]:
 
 
 def _guard(call: Callable[[], T]) -> T:
-    """The CLI's words for a user error; one line for a bug; never a traceback to the agent."""
+    """The CLI's words for a user error; one line for a bug; never a traceback to the agent.
+    One call at a time (`_ONE_CALL`)."""
     try:
-        return call()
+        with _ONE_CALL:
+            return call()
     except ToolError:
         raise
     except CuratorError as exc:

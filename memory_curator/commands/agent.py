@@ -59,7 +59,8 @@ def search(
     date: str | None = None,
     limit: int = 10,
 ) -> dict[str, Any]:
-    """One question to the index (as `query` asks it), each answer with a capped snippet."""
+    """One question to the index (as `query` asks it, the same answers), each answer with a
+    capped snippet; asked again with spares only when a private note had to be left out."""
     asked = [text is not None, key is not None, name is not None, date is not None]
     if sum(asked) != 1:
         raise CuratorError("ask one thing: text, key (entity and predicate), name or date")
@@ -71,15 +72,27 @@ def search(
         except CuratorError as exc:
             raise CuratorError(f"date {exc}") from None
     querier = index_querier(ctx)
-    answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit + SEARCH_MAX)
-    served = []
-    for row in answer["results"]:
+    answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit)
+    served = _served(ctx, querier, answer["results"], limit)
+    if len(served) < len(answer["results"]):  # a private note was left out: ask again, with spares
+        answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit + SEARCH_MAX)
+        served = _served(ctx, querier, answer["results"], limit)
+    answer["results"] = served
+    return answer
+
+
+def _served(ctx: Context, querier: index.IndexQuerier, rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """The first `limit` rows whose notes are not private, each with its snippet: a private note
+    is not even named, and no note past the limit is read."""
+    served: list[dict[str, Any]] = []
+    for row in rows:
+        if len(served) == limit:
+            break
         note = querier.note_at(row["path"])
         if note is not None and withheld(note.note, ctx.rules.settings.privacy_tags):
-            continue  # a private note is not even named
+            continue
         served.append({**row, "snippet": _snippet(note)})
-    answer["results"] = served[:limit]
-    return answer
+    return served
 
 
 def _snippet(note: Any) -> str:

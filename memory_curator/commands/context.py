@@ -9,11 +9,12 @@ the CLI reads the machine once (`cli.machine.here`) and hands it in.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.clock import Clock, SystemClock
@@ -25,6 +26,9 @@ from memory_curator.store.paths import find_root
 from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.state import state_dir
 from memory_curator.store.writer import FILES, Files
+
+if TYPE_CHECKING:
+    from memory_curator.index.querier import IndexQuerier
 
 JudgeAnswer = tuple[dict[str, JudgeVerdict], dict[str, Any] | None]
 Judge = Callable[[list[Candidate], Rules, Querier], JudgeAnswer]
@@ -44,17 +48,69 @@ def index_querier(ctx: Context, rules: Rules) -> Querier:
     from memory_curator.index.overlay import Overlay
     from memory_curator.index.querier import IndexQuerier
 
-    return Overlay(
-        IndexQuerier(
-            ctx.root,
-            rules,
-            ctx.state,
-            clock=ctx.clock,
-            files=ctx.files,
-            progress=ctx.seams.progress,
-            env=index_env(ctx),
-        )
-    )
+    return Overlay(IndexQuerier(ctx.root, rules, ctx.state, **_querier_seams(ctx)))
+
+
+KEPT_SECONDS = 2.0  # a querier kept for a process's life refreshes its index at most this often (docs/mcp.md)
+
+
+class KeptQuerier:
+    """A querier factory for a long-lived process: one index querier for its life, its index
+    refreshed at most once per `every` seconds by the context's clock (`mcp`: an agent's calls
+    come in bursts, and each would otherwise open the index and walk the vault), or on every
+    call with `every=0` (`watch`: each sweep sees what the last one wrote, by an incremental
+    refresh of a connection already open). Each call gets a new overlay over it, so a sweep's
+    staged notes never outlive that sweep; rules that changed (another `rules`) start a new
+    querier. Thread-safe to hand out; the querier it hands out is for one caller at a time."""
+
+    def __init__(self, every: float = KEPT_SECONDS) -> None:
+        self.every = every
+        self._kept: IndexQuerier | None = None
+        self._for: tuple[Path, Path, Rules] | None = None
+        self._at = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self, ctx: Context, rules: Rules) -> Querier:
+        from memory_curator.index.overlay import Overlay
+
+        with self._lock:
+            return Overlay(self._querier(ctx, rules))
+
+    def _querier(self, ctx: Context, rules: Rules) -> IndexQuerier:
+        from memory_curator.index.querier import IndexQuerier
+
+        now = ctx.clock.monotonic()
+        key = (ctx.root, ctx.state, rules)
+        if self._kept is None or self._for != key:
+            self.close()
+            querier = IndexQuerier(ctx.root, rules, ctx.state, **_querier_seams(ctx))  # refreshed when first asked
+            self._kept, self._for = querier, key
+        elif now - self._at >= self.every:
+            self._kept.expire()  # refreshed on its next question, after a sweep's recovery
+        else:
+            return self._kept
+        self._at = now
+        return self._kept
+
+    def expire(self) -> None:
+        """Refresh on the next call, however recent the last refresh (the process itself just
+        wrote notes: `sweep_now`)."""
+        self._at = float("-inf")
+
+    def close(self) -> None:
+        if self._kept is not None:
+            self._kept.close()
+            self._kept = None
+
+
+def kept(factory: QuerierFactory, every: float = KEPT_SECONDS) -> QuerierFactory:
+    """`factory`, kept for a long-lived process when it is the index's (`KeptQuerier`); a
+    test's own factory as it is."""
+    return KeptQuerier(every) if factory is index_querier else factory
+
+
+def _querier_seams(ctx: Context) -> dict[str, Any]:
+    return {"clock": ctx.clock, "files": ctx.files, "progress": ctx.seams.progress, "env": index_env(ctx)}
 
 
 def index_env(ctx: Context) -> Mapping[str, str]:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from memory_curator.commands.context import Context
 from memory_curator.core.errors import CuratorError
 from memory_curator.index import querier as index
+from memory_curator.index.overlay import Overlay
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,8 @@ def index_querier(ctx: Context) -> index.IndexQuerier:
     """The context's querier, which must be the index's (under a sweep's overlay, with nothing
     staged): only it answers names, days and texts."""
     querier = ctx.querier(ctx, ctx.rules)
-    querier = getattr(querier, "base", querier)  # an `index.overlay.Overlay`: the index under it
+    if isinstance(querier, Overlay):  # what the context's factories give: the index is under it
+        querier = querier.base
     if not isinstance(querier, index.IndexQuerier):
         raise CuratorError("this command asks the vault's index, and the context's querier is not one")
     return querier

@@ -35,7 +35,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
 from memory_curator.commands import sweep
-from memory_curator.commands.context import Context
+from memory_curator.commands.context import Context, KeptQuerier, kept
 from memory_curator.core.errors import CuratorError, OtherHost
 from memory_curator.core.hosts import host_refusal
 from memory_curator.core.names import INBOX, is_candidate_name, nfc
@@ -198,7 +198,8 @@ class Watcher:
         """`observer` makes what reports the inbox's events: the platform's own (inotify, FSEvents),
         or watchdog's polling one, which also sees a network share's files, every so often."""
         self.make_observer = observer
-        self.ctx = replace(ctx, root=ctx.root.resolve())  # event paths are real paths on macOS
+        # event paths are real paths on macOS; one index querier across sweeps, refreshed at each
+        self.ctx = replace(ctx, root=ctx.root.resolve(), querier=kept(ctx.querier, every=0))
         self.root = root = self.ctx.root
         self.inbox = root / INBOX
         self.state = ctx.state
@@ -256,6 +257,8 @@ class Watcher:
             observer.stop()
             observer.join(timeout=5)
             self.bell.close()
+            if isinstance(self.ctx.querier, KeptQuerier):
+                self.ctx.querier.close()
         yield Notice("stopped")
 
     def _start_observer(self) -> BaseObserver:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_curator.core.words import tokens
-from memory_curator.index.rows import Layout, describe
+from memory_curator.index.rows import Layout, describe, pack
 
 CHUNK = 500  # notes per chunk: one `executemany` per table
 PARALLEL_NOTES = 2000  # at least this many notes to read: worker processes (each starts in ~0.1 s)
@@ -40,12 +40,14 @@ NoteRow = tuple[int, str, str, str | None, str | None, str | None, str, str, str
                 str | None, int, str | None]  # fmt: skip
 FtsRow = tuple[int, str, str, str]  # rowid, title, value, body
 NameRow = tuple[str, int]  # name, note id
+TextRow = tuple[int, bytes]  # note id, its indexed text compressed (`rows.pack`)
+PathRow = tuple[int, str]  # note id, its path without `.md` (the words of its folders and file name)
 
 
 @dataclass(frozen=True)
 class Described:
-    """One chunk, ready to insert: the rows of `notes` (in `NOTE_COLUMNS` order), `fts` and
-    `names`; how many paths the chunk held (read or not: the bar's step); the document
+    """One chunk, ready to insert: the rows of `notes` (in `NOTE_COLUMNS` order), `fts`, `names`,
+    `texts` and `paths`; how many paths the chunk held (read or not: the bar's step); the document
     frequencies it adds, when asked."""
 
     notes: list[NoteRow]
@@ -53,6 +55,8 @@ class Described:
     names: list[NameRow]
     paths: int
     delta: Counter[str] | None
+    texts: list[TextRow]
+    path_words: list[PathRow]
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ def describe_chunk(
     notes: list[NoteRow] = []
     fts: list[FtsRow] = []
     names: list[NameRow] = []
+    texts: list[TextRow] = []
+    path_words: list[PathRow] = []
     delta: Counter[str] | None = Counter() if count_terms else None
     for ident, rel in enumerate(rels, first_id):
         read = read_note(root, rel)
@@ -100,10 +106,12 @@ def describe_chunk(
              r.words, r.problem)
         )  # fmt: skip
         fts.append((ident, r.title, r.value, r.body))
+        texts.append((ident, pack(r.title, r.value, r.body)))
+        path_words.append((ident, r.path[:-3]))
         names.extend((name, ident) for name in r.names)
         if delta is not None:
             delta.update(set(tokens(f"{r.title} {r.value} {r.body}")))
-    return Described(notes, fts, names, len(rels), delta)
+    return Described(notes, fts, names, len(rels), delta, texts, path_words)
 
 
 def starting_worker() -> bool:

@@ -5,7 +5,6 @@ answers (`ask`, `similar_both`).
 
 from __future__ import annotations
 
-import bisect
 import json
 import sqlite3
 from collections.abc import Collection, Mapping
@@ -21,7 +20,7 @@ from memory_curator.core.notes import parse
 from memory_curator.core.rules import Rules
 from memory_curator.index import semantic
 from memory_curator.index.questions import Found, Questions, Ranked, key_first, near, pairable
-from memory_curator.index.rows import COMMON_FLOOR, Layout, candidate_parts, match_expression
+from memory_curator.index.rows import COMMON_FLOOR, Layout, candidate_parts, match_expression, unpack
 from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Progress, Refresh, read_note
 from memory_curator.store.writer import FILES, Files
 
@@ -59,13 +58,11 @@ class IndexQuerier(Questions):
         self.layout = index.layout if index is not None else Layout(rules)
         self._index = index
         self.refreshed: Refresh | None = None
+        self._stale = False  # `expire`d: refreshed again on the next question
         self._df: dict[str, int] = {}
         self._total: int | None = None
         self._avg: float | None = None
         self._spelt_as: dict[tuple[str, str], dict[str, int]] = {}  # (language, stem) -> `spellings`
-        self._by_path_word: dict[str, set[str]] | None = None  # `_path_holders`
-        self._path_words_sorted: list[str] = []
-        self._all_paths: list[str] = []
 
     @property
     def index(self) -> Index:
@@ -77,6 +74,9 @@ class IndexQuerier(Questions):
                 raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
             self._index = index
             self._pair(index)
+        elif self._stale:
+            self._stale = False
+            self._renew(self._index)
         return self._index
 
     def _pair(self, index: Index) -> None:
@@ -94,6 +94,43 @@ class IndexQuerier(Questions):
             self.semantic_problem = f"{exc}; pairing lexically only"
         except sqlite3.Error as exc:
             self.semantic_problem = f"semantic vectors cannot be stored in the index ({exc}); pairing lexically only"
+
+    def expire(self) -> None:
+        """For a querier kept for a process's life (`mcp`, `watch`): refresh the index on the
+        next question, as a new querier would (an empty inbox's sweep never asks one)."""
+        self._stale = True
+
+    def _renew(self, index: Index) -> None:
+        """The index refreshed (a stat walk when nothing changed) and, when notes changed, what
+        was cached of them forgotten and the semantic vectors brought in step."""
+        try:
+            done = index.refresh()
+        except (sqlite3.Error, OSError) as exc:
+            raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
+        self.refreshed = done
+        if done.rebuilt or done.added or done.changed or done.removed:
+            self._df, self._total, self._avg, self._spelt_as = {}, None, None, {}
+            self.generation += 1
+            self._near.clear()
+            self._paired.clear()
+            self._repair(index)
+
+    def _repair(self, index: Index) -> None:
+        """The vectors in step with a refreshed index, with the model already loaded."""
+        if self.pairing is None:
+            return
+        try:
+            model = self.pairing.model
+            with index.writing():
+                semantic.sync(index.conn, model, self.progress)
+                self.pairing = semantic.Pairing(model, semantic.load_vectors(index.conn, model))
+        except sqlite3.Error as exc:
+            self.pairing = None
+            self.semantic_problem = f"semantic vectors cannot be stored in the index ({exc}); pairing lexically only"
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
 
     def notices(self) -> list[str]:
         return [self.semantic_problem] if self.semantic_problem else []
@@ -140,41 +177,37 @@ class IndexQuerier(Questions):
         word, in any spelling with its stem (`obsidian-publish`: `Obsidian Publish/Publish
         limitations.md`). A word in more than max(20, 0.5%) of the paths (the vault's own name,
         `plugins`) is not distinctive, and more than `PATH_MATCHES` notes found is no answer:
-        which one is a person's call."""
-        ceiling = max(COMMON_FLOOR, len(self._path_holders()[0]) // 200)
+        which one is a person's call. The index's `paths` table holds each path's words."""
+        ceiling = max(COMMON_FLOOR, self.count() // 200)
         sets = [self._paths_with(word, language) for word in wanted]
         sets = [held for held in sets if len(held) <= ceiling and (held or every)]
         if not sets:
             return []
         found = set.intersection(*sets) if every else set.union(*sets)
-        return sorted(found) if len(found) <= PATH_MATCHES else []
+        if len(found) > PATH_MATCHES:
+            return []
+        marks = ",".join("?" * len(found))
+        return sorted(p for (p,) in self.conn.execute(f"SELECT path FROM notes WHERE id IN ({marks})", list(found)))
 
-    def _paths_with(self, word: str, language: str) -> set[str]:
-        """The paths holding the word, or a word with its stem."""
-        _, holders, spelt = self._path_holders()
+    def _paths_with(self, word: str, language: str) -> set[int]:
+        """The notes whose paths hold the word, or a word with its stem: the indexed path words
+        beginning as the stem does (`words.prefixes`), stemmed, then searched."""
         stem = words.stem(word, language)
         if stem == word and not word.isalpha():  # a word with a digit: whole
-            return set(holders.get(word, ()))
-        found: set[str] = set()
-        for start in words.prefixes(stem):
-            for held in spelt[bisect.bisect_left(spelt, start) :]:
-                if not held.startswith(start):
-                    break
-                if words.stem(held, language) == stem:
-                    found |= holders[held]
-        return found
-
-    def _path_holders(self) -> tuple[list[str], dict[str, set[str]], list[str]]:
-        """Every indexed path; word -> the paths whose folders or file name hold it; the words,
-        sorted (built once)."""
-        if self._by_path_word is None:
-            self._all_paths = [p for (p,) in self.conn.execute("SELECT path FROM notes")]
-            holders: dict[str, set[str]] = {}
-            for path in self._all_paths:
-                for word in set(words.tokens(path[:-3])):
-                    holders.setdefault(word, set()).add(path)
-            self._by_path_word, self._path_words_sorted = holders, sorted(holders)
-        return self._all_paths, self._by_path_word, self._path_words_sorted
+            spelt = [word]
+        else:
+            spelt = [
+                held
+                for start in words.prefixes(stem)
+                for (held,) in self.conn.execute(
+                    "SELECT term FROM path_vocab WHERE term >= ? AND term < ?", (start, start + "\U0010ffff")
+                )
+                if words.stem(held, language) == stem
+            ]
+        if not spelt:
+            return set()
+        rows = self.conn.execute("SELECT rowid FROM paths WHERE paths MATCH ?", (match_expression(spelt),))
+        return {ident for (ident,) in rows}
 
     def text(self, path: str) -> str | None:
         return _read_text(self.root, path)
@@ -182,9 +215,9 @@ class IndexQuerier(Questions):
     def indexed(self, path: str) -> tuple[int, str] | None:
         """The note's id and its words as indexed (title, value, body); None when not indexed."""
         found = self.conn.execute(
-            "SELECT n.id, f.title, f.value, f.body FROM notes n JOIN fts f ON f.rowid = n.id WHERE n.path = ?", (path,)
+            "SELECT n.id, t.packed FROM notes n JOIN texts t ON t.id = n.id WHERE n.path = ?", (path,)
         ).fetchone()
-        return None if found is None else (int(found[0]), " ".join(found[1:]))
+        return None if found is None else (int(found[0]), " ".join(unpack(found[1])))
 
     def info(self, path: str) -> dict[str, Any]:
         """What the index knows about one note, for people and JSON."""
@@ -241,10 +274,10 @@ class IndexQuerier(Questions):
         ids = [rowid for _, rowid in ranked if rowid >= 0]
         marks = ",".join("?" * len(ids))
         indexed = {
-            path: Found(path, title, key, _value_of(fm), f"{t} {v} {b}")
-            for path, title, key, fm, t, v, b in self.conn.execute(
-                "SELECT n.path, n.title, n.key, n.frontmatter, f.title, f.value, f.body FROM notes n "
-                f"JOIN fts f ON f.rowid = n.id WHERE n.id IN ({marks})",
+            path: Found(path, title, key, _value_of(fm), " ".join(unpack(packed)))
+            for path, title, key, fm, packed in self.conn.execute(
+                "SELECT n.path, n.title, n.key, n.frontmatter, t.packed FROM notes n "
+                f"JOIN texts t ON t.id = n.id WHERE n.id IN ({marks})",
                 ids,
             )
         }

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from memory_curator.core.errors import CuratorError
 from memory_curator.index.progress import PROGRESS_NOTES, Progress, bar_for
+from memory_curator.index.rows import unpack
 
 if TYPE_CHECKING:
     import numpy as np
@@ -317,14 +318,12 @@ def _count(conn: sqlite3.Connection) -> int:
 
 
 def texts(conn: sqlite3.Connection, ids: Sequence[int]) -> Iterator[tuple[int, str]]:
-    """(note id, the text to embed) read back from the index's FTS content: title, value, body."""
+    """(note id, the text to embed) read back from the index's stored texts: title, value, body."""
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
         marks = ",".join("?" * len(chunk))
-        for ident, title, value, body in conn.execute(
-            f"SELECT rowid, title, value, body FROM fts WHERE rowid IN ({marks}) ORDER BY rowid", chunk
-        ):
-            yield int(ident), note_text(title, value, body)
+        for ident, packed in conn.execute(f"SELECT id, packed FROM texts WHERE id IN ({marks}) ORDER BY id", chunk):
+            yield int(ident), note_text(*unpack(packed))
 
 
 def note_text(title: str | None, value: str | None, body: str | None) -> str:

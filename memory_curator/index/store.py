@@ -31,11 +31,11 @@ from memory_curator.index import build, semantic
 from memory_curator.index.build import read_note as read_note  # where `querier` finds it
 from memory_curator.index.progress import Progress as Progress  # where the context finds it
 from memory_curator.index.progress import bar_for
-from memory_curator.index.rows import Layout
+from memory_curator.index.rows import Layout, unpack
 from memory_curator.store.state import STATE_FIX
 from memory_curator.store.writer import FILES, Files
 
-SCHEMA_VERSION = 2  # 2: body_hash, headings and Unicode slugs among the names
+SCHEMA_VERSION = 3  # 2: body_hash, headings and Unicode slugs among the names; 3: contentless FTS5, texts, paths
 FILE_NAME = "index.sqlite3"
 RACY_NS = 2_000_000_000
 HASH_BYTES = 32 * 1024 * 1024  # FTS5 buffers this much before writing a segment: half the CPU of 1 MB
@@ -63,8 +63,13 @@ CREATE TABLE notes(
 );
 CREATE TABLE names(name TEXT NOT NULL, note INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
-CREATE VIRTUAL TABLE fts USING fts5(title, value, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE TABLE texts(id INTEGER PRIMARY KEY, packed BLOB NOT NULL);
+CREATE VIRTUAL TABLE fts USING fts5(title, value, body, content = '', tokenize = 'unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE vocab USING fts5vocab(fts, row);
+CREATE VIRTUAL TABLE paths USING fts5(
+    path, content = '', detail = none, columnsize = 0, tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE path_vocab USING fts5vocab(paths, row);
 """
 INDEXES = """
 CREATE INDEX notes_key ON notes(key) WHERE key IS NOT NULL;
@@ -84,6 +89,12 @@ _NOTE_COLUMNS = (
 _INSERT_NOTES = f"INSERT INTO notes({_NOTE_COLUMNS}) VALUES ({', '.join('?' * 17)})"
 _INSERT_FTS = "INSERT INTO fts(rowid, title, value, body) VALUES (?, ?, ?, ?)"
 _INSERT_NAMES = "INSERT INTO names(name, note) VALUES (?, ?)"
+_INSERT_TEXTS = "INSERT INTO texts(id, packed) VALUES (?, ?)"
+_INSERT_PATHS = "INSERT INTO paths(rowid, path) VALUES (?, ?)"
+# The FTS5 tables are contentless (SQLite 3.40: no `contentless_delete`): a note leaves them by
+# the 'delete' command given the very values it was indexed with (`texts`, `notes.path`).
+_DELETE_FTS = "INSERT INTO fts(fts, rowid, title, value, body) VALUES ('delete', ?, ?, ?, ?)"
+_DELETE_PATHS = "INSERT INTO paths(paths, rowid, path) VALUES ('delete', ?, ?)"
 
 
 class IndexUnavailable(CuratorError):
@@ -289,6 +300,7 @@ class Index:
         for statement in INDEXES.strip().splitlines():
             conn.execute(statement)
         conn.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        conn.execute("INSERT INTO paths(paths) VALUES ('optimize')")
         conn.execute("INSERT INTO terms SELECT term, doc FROM vocab")  # after `optimize`: one segment to read
         conn.execute("DELETE FROM fts_config WHERE k IN ('automerge', 'crisismerge')")
         self._set_meta(conn, built=iso(self.clock.now()))
@@ -335,11 +347,15 @@ class Index:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ",".join("?" * len(chunk))
-            for title, value, body in conn.execute(
-                f"SELECT title, value, body FROM fts WHERE rowid IN ({marks})", chunk
-            ):
+            indexed = []
+            for ident, packed in conn.execute(f"SELECT id, packed FROM texts WHERE id IN ({marks})", chunk):
+                title, value, body = unpack(packed)
                 delta.subtract(set(tokens(f"{title} {value} {body}")))
-            for table, column in (("fts", "rowid"), ("names", "note"), ("notes", "id")):
+                indexed.append((ident, title, value, body))
+            conn.executemany(_DELETE_FTS, indexed)
+            paths = conn.execute(f"SELECT id, path FROM notes WHERE id IN ({marks})", chunk).fetchall()
+            conn.executemany(_DELETE_PATHS, [(ident, path[:-3]) for ident, path in paths])
+            for table, column in (("texts", "id"), ("names", "note"), ("notes", "id")):
                 conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
         return delta
 
@@ -361,6 +377,8 @@ class Index:
                 conn.executemany(_INSERT_NOTES, chunk.notes)
                 conn.executemany(_INSERT_FTS, chunk.fts)
                 conn.executemany(_INSERT_NAMES, chunk.names)
+                conn.executemany(_INSERT_TEXTS, chunk.texts)
+                conn.executemany(_INSERT_PATHS, chunk.path_words)
                 if chunk.delta is not None:
                     delta.update(chunk.delta)
                 advance(chunk.paths)
