@@ -63,6 +63,8 @@ class Entry:
         }
         if self.error:
             out["error"] = self.error
+        if isinstance(self.record.get("by"), str):  # how a person decided, when not at a terminal
+            out["by"] = self.record["by"]
         if self.undoes:
             out["undoes"] = {"run": self.undoes[0], "seq": self.undoes[1]}
         return out
