@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.commands.context import Context
-from memory_curator.commands.desk import Desk, Done, locked
+from memory_curator.commands.desk import Desk, Done
 from memory_curator.commands.log import entries
 from memory_curator.commands.review import View, evaluate, flag_of, flag_reasons
 from memory_curator.commands.status import InboxItem, scan_inbox
@@ -37,6 +37,7 @@ from memory_curator.core.text import iso, one_line
 from memory_curator.store import writer
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import safe_join
+from memory_curator.store.state import sweep_lock
 
 BY = "review-note"
 STATE = "review-note.json"
@@ -268,7 +269,9 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
     """Render the note from what waits now and write it when its bytes change (compare-and-swap on
     `raw`: a note saved meanwhile is left for the next sweep)."""
     ctx = desk.ctx
-    with locked(ctx, desk.wait):
+    with sweep_lock(
+        ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=desk.wait
+    ):  # no recovery: the note's own write
         items = gather(desk, memory)
         head = rn.head_section(head_of(ctx, items))
         sections = [rn.item_section(item) for item in items]
@@ -300,11 +303,22 @@ def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
     flags = flag_reasons(desk)
     querier = desk.querier()
     try:
-        return [_item(desk, querier, i, flag_of(i, flags).code, memory) for i in reversed(waiting)]
+        return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory) for i in reversed(waiting)]
     finally:
         close = getattr(querier, "close", None)
         if callable(close):
             close()
+
+
+def _safe_item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Memory) -> rn.Item:
+    """The item, or, when reading it meets a bug, the item with only `leave` and the bug named."""
+    try:
+        return _item(desk, querier, found, code, memory)
+    except Exception as exc:
+        why = f"internal error: {one_line(exc)}; use `memory-curator review`"
+        return rn.Item(
+            found.rel, "", found.rel, code, CODES.get(code, code), offers=(rn.Offer(rn.LEAVE),), elsewhere=why
+        )
 
 
 def _item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Memory) -> rn.Item:
@@ -325,7 +339,7 @@ def _item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Mem
         return _with(base, quoted=_quote(text, None), offers=_closing(), elsewhere=why)
     try:
         view = evaluate(desk, querier, candidate)
-    except CuratorError:
+    except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
         view = None
     offers, concerns, target_digest, elsewhere = _offers(desk, candidate, view)
     return _with(
@@ -447,6 +461,8 @@ def after_sweep(ctx: Context, wait: bool = False) -> list[str]:
         return [f"review note: {one_line(str(exc))}"]
     except OSError as exc:
         return [f"review note: {exc.strerror or exc}"]
+    except Exception as exc:  # a bug in the note never fails the sweep that is done
+        return [f"review note: internal error: {one_line(exc)}"]
     if outcome is None:
         return []
     said = []
