@@ -184,7 +184,9 @@ def _ticks(ctx: Context, reading: rn.Reading | None, copies: list[str], memory: 
     """The sections ticked in the note and its conflict copies; a section ticked twice (or two
     different ways in two copies), or mangled, applies nothing and says why."""
     readings = [r for r in [reading, *(_read_copy(ctx, c, memory) for c in copies)] if r is not None]
-    sections = {s.id: s for s in reversed(memory.known())}
+    sections: dict[str, rn.Section] = {}
+    for known in memory.known():  # the last write's rendering first, in the note's order
+        sections.setdefault(known.id, known)
     verbs: dict[str, set[str]] = {}
     reasons: dict[str, str | None] = {}
     mangled: dict[str, str] = {}

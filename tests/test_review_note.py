@@ -1,0 +1,225 @@
+"""The review note (issue 30): a 20-item queue cleared by ticking boxes in the note as Obsidian
+saves it gives the same vault, journal and undo as `review`; ambiguous, stale, forged, mangled
+or half-saved notes apply nothing; the note renders as GFM task lists whose links resolve, and is
+not rewritten when nothing changed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from loop_kit import ADA, CONTRADICTION, INSIGHT, MEMO, THIN_FACT
+
+from memory_curator.cli.machine import build_context
+from memory_curator.commands import review_note
+from memory_curator.commands.context import Seams
+from memory_curator.commands.desk import Desk
+from memory_curator.commands.review import patch_confirmed
+from memory_curator.core.clock import FixedClock
+
+from conftest import FIXTURES, REVIEW_NOTE, age, snapshot
+
+T0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
+T1 = T0 + dt.timedelta(hours=1)
+PRIVATE = INSIGHT.replace("confidence: 2", "confidence: 2\ntags: [do-not-share]")
+MINE = INSIGHT.replace("type: insight", "type: decision")
+MINE = MINE.replace("Agents should batch writes", "Keep notes in markdown")  # the person's decisions/ note
+
+
+def fact(entity: str, value: str, confidence: int = 1) -> str:
+    return (
+        f"---\ntype: fact\nentity: {entity}\npredicate: size\nvalue: {value}\n"
+        f"source_url: https://example.dev/{entity}\nconfidence: {confidence}\n---\nAbout {entity}.\n"
+    )
+
+
+def insight(title: str) -> str:
+    return INSIGHT.replace("Agents should batch writes", title)
+
+
+# inbox name -> (text, reason code, the decision: verb, and a drop's typed reason)
+QUEUE: dict[str, tuple[str, str, tuple[str, str | None]]] = {
+    "memo.md": (MEMO, "no-surface", ("drop", "not a note")),
+    "memo2.md": (MEMO.replace("A memo worth", "Another memo worth"), "no-surface", ("leave", None)),
+    "thin.md": (THIN_FACT, "criteria-failed", ("promote", None)),
+    "thin2.md": (fact("golang", "Go has goroutines."), "criteria-failed", ("drop", None)),
+    "thin3.md": (fact("zig", "Zig has comptime."), "criteria-failed", ("leave", None)),
+    "thin4.md": (fact("nim", "Nim compiles to C."), "criteria-failed", ("promote", None)),
+    "ada.md": (ADA, "criteria-failed", ("patch", None)),
+    "insight.md": (INSIGHT, "undecided", ("promote", None)),
+    "insight2.md": (insight("Agents should sleep at night"), "undecided", ("drop", "too vague")),
+    "insight3.md": (insight("Agents should write small notes"), "undecided", ("leave", None)),
+    "contra.md": (CONTRADICTION, "contradiction", ("both", None)),
+    "contra-b.md": (fact("widget", "Widgets weigh 9 kg.", 2), "contradiction", ("new", None)),
+    "contra-c.md": (fact("gadget", "Gadgets weigh 7 kg.", 2), "contradiction", ("old", None)),
+    "mine.md": (MINE, "persons-note", ("drop", "I wrote this already")),
+    "empty.md": ("", "empty", ("drop", None)),
+    "broken.md": ("---\ntype: fact\nvalue: [unclosed\n---\nbody\n", "unreadable", ("drop", None)),
+    "private.md": (PRIVATE, "private", ("drop", "private")),
+    "private2.md": (PRIVATE.replace("Agents should", "Agents must"), "private", ("leave", None)),
+    "incomplete.md": (fact("blank", "''", 2), "incomplete", ("drop", None)),
+    "insight4.md": (insight("Agents should log their sources"), "undecided", ("drop", None)),
+}
+CURATOR_FACTS = {  # curator's notes the contradictions are about
+    "facts/widget/size.md": fact("widget", "Widgets weigh 4 kg.", 3),
+    "facts/gadget/size.md": fact("gadget", "Gadgets weigh 2 kg.", 3),
+}
+
+
+@pytest.fixture(autouse=True)
+def person(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_CURATOR_USER", "tester")
+
+
+def make_vault(root: Path, invoke) -> Path:
+    """The fixtures, the curator's facts and the 20-item queue, swept once at T0: all flagged."""
+    shutil.copytree(FIXTURES, root)
+    shutil.rmtree(root / "_inbox/test-step-4")
+    for rel, text in CURATOR_FACTS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "_inbox/agent-a").mkdir(parents=True)
+    for name, (text, _, _) in QUEUE.items():
+        path = root / "_inbox/agent-a" / name
+        path.write_text(text)
+    for path in root.rglob("*"):
+        if path.is_file():
+            age(path)
+    out = sweep(invoke, root, T0)
+    assert out["needs_review"] == len(QUEUE), out
+    codes = {a["inbox_path"].rsplit("/", 1)[1]: a["reason_code"] for g in out["agents"] for a in g["actions"]}
+    assert codes == {name: code for name, (_, code, _) in QUEUE.items()}
+    return root
+
+
+def sweep(invoke, root: Path, at: dt.datetime) -> dict:
+    result = invoke("run", "--vault", str(root), "--json", "--no-judge", clock=FixedClock(at))
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def sections(text: str) -> dict[str, str]:
+    """inbox path -> its section id, as the note shows them."""
+    found = re.findall(r"^%% mc:begin ([0-9a-f]{12}) %%\r?\n\r?\n## \[\[([^|\]]+)", text.removeprefix("\ufeff"), re.M)
+    return {f"{link}.md": sid for sid, link in found}
+
+
+def obsidian_save(path: Path, text: str) -> None:
+    """As a phone's Obsidian may write it: CRLF, a BOM, through a temp file renamed into place,
+    settled (older than the settle window)."""
+    body = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\n", "\r\n")
+    temp = path.with_name(".obsidian-save.tmp")
+    temp.write_bytes(b"\xef\xbb\xbf" + body.encode("utf-8"))
+    os.replace(temp, path)
+    age(path)
+
+
+def ticked(text: str, inbox: str, verb: str, reason: str | None = None) -> str:
+    """`text` with the box of `verb` ticked in `inbox`'s section (a drop's reason typed after it)."""
+    sid = sections(text)[inbox]
+    pattern = re.compile(rf"^- \[ \] (.*?)( \^mc-{sid}-{verb})(\r?)$", re.M)
+    assert pattern.search(text), f"{verb} not offered for {inbox}"
+    words = (lambda m: f"- [x] {m.group(1)}: {reason}{m.group(2)}{m.group(3)}") if reason else r"- [x] \1\2\3"
+    return pattern.sub(words, text, count=1)
+
+
+def decision_records(state: Path, runs: set[str]) -> list[dict]:
+    """The begin records of `runs`, each with its end, without run id, seq, time and `by`."""
+    begins: dict[tuple[str, int], dict] = {}
+    for line in (state / "journal.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        key = (r.get("run"), r.get("seq"))
+        if r.get("run") not in runs:
+            continue
+        if r.get("event") == "begin":
+            begins[key] = {k: v for k, v in r.items() if k not in ("run", "seq", "time", "by")}
+        elif r.get("event") == "end":
+            begins[key]["end"] = {k: v for k, v in r.items() if k not in ("run", "seq", "time")}
+    return sorted(begins.values(), key=lambda r: r.get("inbox") or "")
+
+
+def state_of(root: Path) -> Path:
+    return build_context(root).state
+
+
+def test_a_queue_cleared_in_the_note_equals_the_same_decisions_in_review(tmp_path: Path, invoke) -> None:
+    by_note, by_review = make_vault(tmp_path / "note", invoke), make_vault(tmp_path / "review", invoke)
+    assert snapshot(by_note) == snapshot(by_review)
+    note = by_note / REVIEW_NOTE
+    text = note.read_text("utf-8")
+    files = sorted((by_note / "_inbox/agent-a").iterdir(), key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+    assert list(sections(text)) == [f"_inbox/agent-a/{p.name}" for p in files]  # newest first
+    for name, (_, _, (verb, reason)) in QUEUE.items():
+        text = ticked(text, f"_inbox/agent-a/{name}", verb, reason)
+    obsidian_save(note, text)
+
+    out = sweep(invoke, by_note, T1)
+    applied = [n for n in out.get("notes", []) if "ticked action(s) applied" in n]
+    assert applied, out
+    state_note = state_of(by_note)
+    note_runs = {
+        json.loads(line)["run"]
+        for line in (state_note / "journal.jsonl").read_text().splitlines()
+        if json.loads(line).get("by") == review_note.BY
+    }
+    assert len(note_runs) == 1
+
+    desk = Desk(build_context(by_review, seams=Seams(clock=FixedClock(T1))))
+    review_runs = set()
+    order = [rel.rsplit("/", 1)[1] for rel in sections(text)]  # the note's order: folders made by the same item
+    for name in order:  # what review's keys call (cli/review.py `act`)
+        verb, reason = QUEUE[name][2]
+        rel = str(by_review / "_inbox/agent-a" / name)
+        if verb == "promote":
+            done = desk.promote(rel)
+        elif verb == "patch":
+            done = patch_confirmed(desk, rel, "persons/ada-lovelace.md", None)
+        elif verb in ("new", "old", "both"):
+            target = {"contra.md": "facts/obsidian/file-format.md"}.get(name) or f"facts/{name[7:-3]}dget/size.md"
+            target = {"contra-b.md": "facts/widget/size.md", "contra-c.md": "facts/gadget/size.md"}.get(name, target)
+            preview = desk.preview(rel, target, verb)
+            done = desk.patch(rel, preview.target, confirmed=preview.persons, seen=preview.seen, settle=verb)
+        elif verb == "drop":
+            done = desk.drop(rel, reason or "dropped in review")
+        else:
+            continue
+        review_runs.add(done.run_id)
+
+    assert snapshot(by_note) == snapshot(by_review)  # the same vault bytes (the note aside)
+    state_review = state_of(by_review)
+    mine, theirs = decision_records(state_note, note_runs), decision_records(state_review, review_runs)
+    for a, b in zip(mine, theirs, strict=True):  # the keys that differ, named
+        assert {k: a.get(k) for k in a.keys() | b.keys() if a.get(k) != b.get(k)} == {}, a["inbox"]
+    decided = sum(1 for _, _, (verb, _) in QUEUE.values() if verb != "leave")
+    assert len(decision_records(state_note, note_runs)) == decided
+
+    # the note now holds only what was left, and says nothing was refused
+    left = sections(note.read_text("utf-8"))
+    assert sorted(left) == sorted(f"_inbox/agent-a/{n}" for n, (_, _, (v, _)) in QUEUE.items() if v == "leave")
+    assert "Not applied" not in note.read_text("utf-8")
+
+    # the same undo results
+    undone_note = json.loads(invoke("undo", note_runs.pop(), "--vault", str(by_note), "--json").output)["data"]
+    undone_review = 0
+    for run in sorted(review_runs, reverse=True):
+        undone = json.loads(invoke("undo", run, "--vault", str(by_review), "--json").output)["data"]["undone"]
+        undone_review += len(undone)
+    assert len(undone_note["undone"]) == undone_review == decided and undone_note["left"] == []
+    assert snapshot(by_note) == snapshot(by_review)
+
+
+def test_log_names_the_note_as_the_way_a_person_decided(tmp_path: Path, invoke) -> None:
+    root = make_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    obsidian_save(note, ticked(note.read_text("utf-8"), "_inbox/agent-a/memo.md", "drop"))
+    sweep(invoke, root, T1)
+    entries = json.loads(invoke("log", "--vault", str(root), "--json").output)["data"]["entries"]
+    mine = [e for e in entries if e.get("by") == "review-note"]
+    assert [(e["verdict"], e["inbox_path"], e["reason"]) for e in mine] == [
+        ("drop", "_inbox/agent-a/memo.md", "dropped in review (by tester)")
+    ]
