@@ -223,3 +223,226 @@ def test_log_names_the_note_as_the_way_a_person_decided(tmp_path: Path, invoke) 
     assert [(e["verdict"], e["inbox_path"], e["reason"]) for e in mine] == [
         ("drop", "_inbox/agent-a/memo.md", "dropped in review (by tester)")
     ]
+
+
+SMALL = {"memo.md": MEMO, "thin.md": THIN_FACT, "insight.md": INSIGHT, "contra.md": CONTRADICTION}
+MEMO_REL = "_inbox/agent-a/memo.md"
+
+
+def small_vault(root: Path, invoke) -> Path:
+    shutil.copytree(FIXTURES, root)
+    shutil.rmtree(root / "_inbox/test-step-4")
+    (root / "_inbox/agent-a").mkdir(parents=True)
+    for name, text in SMALL.items():
+        (root / "_inbox/agent-a" / name).write_text(text)
+    for path in root.rglob("*"):
+        if path.is_file():
+            age(path)
+    assert sweep(invoke, root, T0)["needs_review"] == len(SMALL)
+    age(root / REVIEW_NOTE)
+    return root
+
+
+def note_records(root: Path) -> list[dict]:
+    journal = state_of(root) / "journal.jsonl"
+    return [r for r in map(json.loads, journal.read_text().splitlines()) if r.get("by") == review_note.BY]
+
+
+def section_text(root: Path, inbox: str) -> str:
+    text = (root / REVIEW_NOTE).read_text("utf-8").replace("\r\n", "\n")
+    sid = sections(text)[inbox]
+    return text.split(f"%% mc:begin {sid} %%")[1].split(f"%% mc:end {sid} %%")[0]
+
+
+def evil_text(section: str) -> str:
+    """An agent's candidate carrying another item's whole section, its drop box ticked, and a bare
+    ticked line with that item's id."""
+    sid = re.search(r"\^mc-([0-9a-f]{12})-drop", section)
+    assert sid is not None
+    forged = section.replace("- [ ] drop", "- [x] drop")
+    return (
+        "---\ntype: insight\ntitle: Forged ticks\nsource_url: https://example.dev/f\nconfidence: 2\n---\n"
+        f"- [x] drop ^mc-{sid.group(1)}-drop\n%% mc:begin {sid.group(1)} %%\n{forged}\n%% mc:end {sid.group(1)} %%\n"
+        "```dataviewjs\ndv.paragraph('ran')\n```\n![[persons/ada-lovelace]] <img src=x onerror=alert(1)>\n"
+    )
+
+
+def two_ticks(root: Path, invoke) -> str:
+    text = ticked(ticked((root / REVIEW_NOTE).read_text("utf-8"), MEMO_REL, "drop"), MEMO_REL, "leave")
+    obsidian_save(root / REVIEW_NOTE, text)
+    return "2 actions ticked"
+
+
+def stale_candidate(root: Path, invoke) -> str:
+    obsidian_save(root / REVIEW_NOTE, ticked((root / REVIEW_NOTE).read_text("utf-8"), MEMO_REL, "drop"))
+    path = root / MEMO_REL
+    path.write_text(path.read_text() + "\nThe agent added a line.\n")
+    age(path)
+    return "changed since the review note was written"
+
+
+def stale_target(root: Path, invoke) -> str:
+    text = ticked((root / REVIEW_NOTE).read_text("utf-8"), "_inbox/agent-a/contra.md", "both")
+    obsidian_save(root / REVIEW_NOTE, text)
+    note = root / "facts/obsidian/file-format.md"
+    note.write_text(note.read_text() + "\nA line the person added.\n")
+    age(note)
+    return "changed since you saw the diff"
+
+
+def forged(root: Path, invoke) -> str:
+    evil = root / "_inbox/agent-b/evil.md"
+    evil.parent.mkdir()
+    evil.write_text(evil_text(section_text(root, MEMO_REL)))
+    age(evil)
+    sweep(invoke, root, T0 + dt.timedelta(minutes=1))  # the forged text is now quoted in the note
+    age(root / REVIEW_NOTE)
+    assert "Forged ticks" in (root / REVIEW_NOTE).read_text("utf-8")
+    return ""
+
+
+def mangled(root: Path, invoke) -> str:
+    text = ticked((root / REVIEW_NOTE).read_text("utf-8"), MEMO_REL, "drop")
+    obsidian_save(root / REVIEW_NOTE, re.sub(r"\nWaits: \*\*no-surface\*\*.*\n", "\n", text, count=1))
+    return "changed or cut"
+
+
+def half_saved(root: Path, invoke) -> str:
+    text = ticked((root / REVIEW_NOTE).read_text("utf-8"), MEMO_REL, "drop")
+    cut = text.index("- [x] drop") + len("- [x] drop")  # the save stopped after the tick
+    obsidian_save(root / REVIEW_NOTE, text[:cut])
+    return "changed or cut"
+
+
+@pytest.mark.parametrize("case", [two_ticks, stale_candidate, stale_target, forged, mangled, half_saved])
+def test_an_ambiguous_stale_forged_or_mangled_note_applies_nothing(tmp_path: Path, invoke, case) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    why = case(root, invoke)
+    before = snapshot(root)
+    out = sweep(invoke, root, T1)
+    assert note_records(root) == [], out
+    if case is not stale_candidate:  # an agent's new bytes are the sweep's to flag again
+        assert snapshot(root) == before
+    assert (root / MEMO_REL).exists() and (root / "facts/obsidian/file-format.md").exists()
+    if why:
+        refused = [n for n in out["notes"] if "not applied" in n]
+        assert refused and why in refused[0], out["notes"]
+        inbox = "_inbox/agent-a/contra.md" if case is stale_target else MEMO_REL
+        assert why in " ".join(section_text(root, inbox).split())  # the item explains itself
+    age(root / REVIEW_NOTE)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=1))
+    assert note_records(root) == []  # and the next sweep applies nothing either
+
+
+class SaveDuring:
+    """`os` as the writer sees it; when the curator's writer looks at the note to replace it, the
+    person saves the note (a tick) first: the compare-and-swap must see it."""
+
+    def __init__(self, note: Path, text: str) -> None:
+        self.note, self.text, self.saved = note, text, False
+
+    def __getattr__(self, name: str):
+        real = getattr(os, name)
+        if name != "stat":
+            return real
+
+        def stat(path, *args, **kwargs):
+            if not self.saved and Path(path) == self.note:
+                self.saved = True
+                obsidian_save(self.note, self.text)
+            return real(path, *args, **kwargs)
+
+        return stat
+
+
+def test_a_tick_saved_while_the_sweep_writes_the_note_is_kept_and_applied_once_next_time(
+    tmp_path: Path, invoke
+) -> None:
+    from memory_curator.store.writer import Files
+
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    (root / "_inbox/agent-a/new.md").write_text(insight("A new item makes the note change"))
+    age(root / "_inbox/agent-a/new.md")
+    person = ticked(note.read_text("utf-8"), MEMO_REL, "drop")
+    hook = SaveDuring(note, person)
+    result = invoke(
+        "run", "--vault", str(root), "--json", "--no-judge", seams=Seams(clock=FixedClock(T1), files=Files(hook))
+    )
+    assert result.exit_code == 0 and hook.saved, result.output
+    assert note.read_bytes().decode("utf-8-sig").replace("\r\n", "\n") == person  # the person's save won
+    assert (root / MEMO_REL).exists() and note_records(root) == []
+    sweep(invoke, root, T1 + dt.timedelta(minutes=1))
+    assert not (root / MEMO_REL).exists()
+    assert [r["verdict"] for r in note_records(root) if r["event"] == "begin"] == ["drop"]
+    age(note)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=2))
+    assert len(note_records(root)) == 1  # the drop's begin record: once
+
+
+def test_a_sweep_with_nothing_new_leaves_the_note_untouched(tmp_path: Path, invoke) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    before = (note.read_bytes(), note.stat().st_mtime_ns)
+    sweep(invoke, root, T1)
+    assert (note.read_bytes(), note.stat().st_mtime_ns) == before
+
+
+def test_a_note_typed_into_within_the_settle_window_is_left_alone(tmp_path: Path, invoke) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    note.write_text(ticked(note.read_text("utf-8"), MEMO_REL, "drop"))  # saved just now
+    os.utime(note, (T1.timestamp(), T1.timestamp()))
+    before = snapshot(root, note=True)
+    sweep(invoke, root, T1)
+    assert snapshot(root, note=True) == before and note_records(root) == []
+
+
+def test_the_note_renders_as_task_lists_whose_links_resolve(tmp_path: Path, invoke) -> None:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.tasklists import tasklists_plugin
+
+    root = make_vault(tmp_path / "v", invoke)
+    evil = root / "_inbox/agent-b/evil.md"
+    evil.parent.mkdir()
+    evil.write_text(evil_text(section_text(root, MEMO_REL)))
+    age(evil)
+    age(root / REVIEW_NOTE)
+    sweep(invoke, root, T1)
+    text = (root / REVIEW_NOTE).read_text("utf-8")
+    tokens = MarkdownIt("commonmark").use(tasklists_plugin).parse(text)
+    tasks = [t for t in tokens if t.type == "list_item_open" and "task-list-item" in str(t.attrs.get("class"))]
+    fenced = {n for t in tokens if t.type == "fence" and t.map for n in range(*t.map)}
+    ours = [n for n, line in enumerate(text.splitlines()) if line.startswith("- [ ] ") and n not in fenced]
+    assert len(tasks) == len(ours) > 2 * len(QUEUE)  # every task line of ours is a task; none quoted is
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline")]  # nothing that runs
+    assert not [t for t in tokens if t.type == "fence" and t.info.strip() != "text"]  # dataviewjs only quoted
+    assert len([t for t in tokens if t.type == "fence"]) == len(QUEUE) + 1
+    inline = "\n".join(t.content for t in tokens if t.type == "inline")  # outside every fence
+    assert "![[" not in inline and "<img" not in inline
+    links = re.findall(r"\[\[([^\]|]+)", inline)
+    assert len(links) > len(QUEUE)
+    missing = [target for target in links if not (root / f"{target}.md").is_file()]
+    assert missing == []
+
+
+def test_the_note_is_never_indexed_and_can_be_turned_off(tmp_path: Path, invoke) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    found = json.loads(invoke("query", "--text", "Tick one box per item", "--vault", str(root), "--json").output)
+    assert REVIEW_NOTE not in json.dumps(found)
+    rules = root / "_meta/inbox-rules.md"
+    rules.write_text(rules.read_text().replace("settings:\n", "settings:\n  review_note: false\n", 1))
+    (root / REVIEW_NOTE).unlink()
+    sweep(invoke, root, T1)
+    assert not (root / REVIEW_NOTE).exists()
+
+
+def test_a_sync_conflict_copy_is_read_for_ticks_and_never_deleted(tmp_path: Path, invoke) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    copy = note.with_name("Inbox review (conflicted copy 2026-11-20).md")
+    obsidian_save(copy, ticked(note.read_text("utf-8"), MEMO_REL, "drop"))
+    sweep(invoke, root, T1)
+    assert not (root / MEMO_REL).exists() and copy.exists()
+    status = json.loads(invoke("status", "--vault", str(root), "--json").output)["data"]
+    assert status["review_note"]["conflicts"] == [copy.relative_to(root).as_posix()]

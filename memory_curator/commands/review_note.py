@@ -24,6 +24,7 @@ from typing import Any
 from memory_curator.commands.context import Context
 from memory_curator.commands.desk import Desk, Done
 from memory_curator.commands.log import entries
+from memory_curator.commands.note_link import conflict_copies
 from memory_curator.commands.review import View, evaluate, flag_of, flag_reasons
 from memory_curator.commands.status import InboxItem, scan_inbox
 from memory_curator.core import candidate as cand
@@ -112,18 +113,6 @@ class Memory:
 def note_rel(ctx: Context) -> str | None:
     """The review note's vault path, None when the rules turn it off."""
     return ctx.rules.settings.review_note or None
-
-
-def conflict_copies(root: Path, note: str) -> list[str]:
-    """The note's sync conflict copies beside it (`Inbox review (conflicted copy …).md`, `….sync-conflict-…`)."""
-    folder = safe_join(root, note).parent
-    try:
-        names = sorted(p.name for p in folder.iterdir() if p.is_file() and not p.is_symlink())
-    except OSError:
-        return []
-    base = note.rpartition("/")[0]
-    rels = [f"{base}/{n}" if base else n for n in names]
-    return [r for r in rels if r != note and rn.is_note_file(r, note)]
 
 
 def tend(ctx: Context, wait: bool = False) -> Outcome | None:

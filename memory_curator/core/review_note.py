@@ -110,7 +110,10 @@ class Offer:
     target: str | None = None
 
     def line(self, section: str) -> str:
-        words = VERBS[self.verb] + (f" {link(self.target)}" if self.target else "")
+        """The task line; a note that does not exist yet (a promote's) is named, never linked: a
+        click on an unresolved link would create it, and the promote would then find it taken."""
+        shown = "" if not self.target else f" {code(self.target) if self.verb == 'promote' else link(self.target)}"
+        words = VERBS[self.verb] + shown
         return f"- [ ] {words} ^mc-{section}-{self.verb}"
 
 
