@@ -266,9 +266,9 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
         items = gather(desk, memory)
         head = rn.head_section(head_of(ctx, items))
         sections = [rn.item_section(item) for item in items]
-        own = reading.own if reading else ()
-        newline, bom = (reading.newline, reading.bom) if reading else ("\n", False)
-        text = rn.render(head, sections, own, newline, bom)
+        if reading is None:
+            reading = rn.Reading({}, (), ())
+        text = rn.render(head, sections, reading.own, reading.newline, reading.bom, reading.order)
         waiting = {item.inbox for item in items}
         memory.problems = {k: v for k, v in memory.problems.items() if k in waiting}
         data = text.encode("utf-8", "surrogateescape")

@@ -254,6 +254,7 @@ class Reading:
     newline: str = "\n"
     bom: bool = False
     present: frozenset[str] = field(default_factory=frozenset)  # section ids found intact
+    order: tuple[str, ...] = ()  # the sections' ids in the note's order (where a gone one's lines go)
 
 
 def lines_of(text: str) -> tuple[list[str], str, bool]:
@@ -269,75 +270,85 @@ def lines_of(text: str) -> tuple[list[str], str, bool]:
 
 def read(text: str, known: Iterable[Section]) -> Reading:
     """The ticks in `text`, for the sections the curator wrote (`known`: an id may have more than
-    one rendering, those of the last two writes). A section counts only when its begin marker
-    appears once outside any fence, and its lines are a known rendering but for boxes and a
-    drop's words; any other is mangled, and only its lines that are the curator's are taken."""
+    one rendering, those of the last two writes). A section is read only where its lines are a
+    known rendering but for boxes and a drop's words, once: a copy quoted inside another intact
+    section (an agent's text) is text; two copies, or none intact where its marker is, apply
+    nothing (`mangled`), and only the lines of a mangled section that are the curator's are taken."""
     lines, newline, bom = lines_of(text)
     by_id: dict[str, list[Section]] = {}
     for section in known:
         by_id.setdefault(section.id, []).append(section)
     starts = _starts(lines)
+    matches = [m for sid, where in starts.items() for n in where if (m := _match(sid, n, lines, by_id))]
+    outer = [m for m in matches if not any(o is not m and o[2] <= m[2] and m[3] <= o[3] for o in matches)]
     taken = [False] * len(lines)
+    for _, _, first, last in outer:
+        taken[first : last + 1] = [True] * (last + 1 - first)
+    inside = {n for _, _, first, last in outer for n in range(first, last + 1)}
     ticks: dict[str, Tick] = {}
-    present: set[str] = set()
     for sid, where in starts.items():
-        tick = _read_section(sid, where, lines, by_id.get(sid, []), taken)
-        if tick is not None:
-            ticks[sid] = tick
-            if not tick.mangled:
-                present.add(sid)
-    own = _own_lines(lines, taken, starts)
+        mine = [m for m in outer if m[0].id == sid]
+        free = [n for n in where if n not in inside]
+        if len(mine) == 1:
+            ticks[sid] = mine[0][1]
+        elif free or mine:
+            _take_ours(sid, free, lines, by_id.get(sid, []), taken, by_id)
+            if sid in by_id:
+                twice = "its section appears more than once in the note"
+                cut = "its section was changed or cut (a half-saved note?); nothing of it was read"
+                ticks[sid] = Tick(sid, mangled=twice if len(mine) > 1 else cut)
+    anchors: dict[str, list[int]] = {}
+    for section, _, first, _ in outer:
+        anchors.setdefault(section.id, []).append(first)
+    for sid, where in starts.items():
+        if sid in by_id:  # a marker of no section the curator wrote is text
+            anchors.setdefault(sid, []).extend(n for n in where if n not in inside)
+    own = _own_lines(lines, taken, anchors)
+    order = tuple(sid for _, sid in sorted((n, sid) for sid, where in anchors.items() for n in where))
     head = ticks.pop(HEAD, None)
     restores = head.verbs if head is not None and not head.mangled else ()
-    return Reading(ticks, restores, own, newline, bom, frozenset(present))
+    present = frozenset(sid for sid, t in ticks.items() if not t.mangled)
+    return Reading(ticks, restores, own, newline, bom, present, order)
 
 
 def _starts(lines: Sequence[str]) -> dict[str, list[int]]:
-    """section id -> the lines its begin marker is on, outside fenced blocks (an agent's text is
-    fenced: a marker in it is text)."""
+    """section id -> the lines its begin marker is on."""
     starts: dict[str, list[int]] = {}
-    fence: str | None = None
     for n, line in enumerate(lines):
-        opened = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
-        if fence is None and opened:
-            fence = opened.group(1)
-        elif fence is not None:
-            closing = opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)
-            if closing and not line.strip().strip(fence[0]):
-                fence = None
-        else:
-            match = _MARKER.fullmatch(line.strip())
-            if match:
-                starts.setdefault(match.group(1), []).append(n)
+        match = _MARKER.fullmatch(line.strip())
+        if match:
+            starts.setdefault(match.group(1), []).append(n)
     return starts
 
 
-def _read_section(
-    sid: str, where: list[int], lines: list[str], renderings: list[Section], taken: list[bool]
-) -> Tick | None:
-    """A section's ticks, marking the lines it holds as taken. A section that matches none of its
-    renderings (or appears twice) is mangled: only its lines that are the curator's are taken."""
-    if len(where) == 1:
-        for section in renderings:
-            tick = _compare(section, lines[where[0] : where[0] + len(section.lines)])
-            if tick is not None:
-                taken[where[0] : where[0] + len(section.lines)] = [True] * len(section.lines)
-                return tick
+def _match(
+    sid: str, start: int, lines: Sequence[str], by_id: Mapping[str, list[Section]]
+) -> tuple[Section, Tick, int, int] | None:
+    """(the rendering, its ticks, first line, last line) of the section begun at `start`, if its
+    lines are one of its renderings but for boxes and a drop's words."""
+    for section in by_id.get(sid, []):
+        tick = _compare(section, lines[start : start + len(section.lines)])
+        if tick is not None:
+            return section, tick, start, start + len(section.lines) - 1
+    return None
+
+
+def _take_ours(
+    sid: str, where: list[int], lines: list[str], renderings: list[Section], taken: list[bool], known: Iterable[str]
+) -> None:
+    """Mark the lines of a mangled section that are the curator's (its markers, and lines any of
+    its renderings holds, boxes aside), from each begin marker to its end marker or the next."""
     end = END.format(id=sid)
     ours = {_unticked(line) for section in renderings for line in section.lines} | {BEGIN.format(id=sid), end}
     for start in where:
         for n in range(start, len(lines)):
-            if n > start and _MARKER.fullmatch(lines[n].strip()):
+            marker = _MARKER.fullmatch(lines[n].strip())
+            if n > start and marker and marker.group(1) in known:
                 break
-            if _unticked(lines[n]) in ours:
+            if _unticked(lines[n]) in ours and not taken[n]:
                 taken[n] = True
             if lines[n].strip() == end:
                 break
-    if not renderings:
-        return None
-    twice = "its section appears more than once in the note"
-    cut = "its section was changed or cut (a half-saved note?); nothing of it was read"
-    return Tick(sid, mangled=twice if len(where) > 1 else cut)
 
 
 def _unticked(line: str) -> str:
@@ -417,17 +428,25 @@ def render(
     own: Sequence[tuple[str, Sequence[str]]] = (),
     newline: str = "\n",
     bom: bool = False,
+    order: Sequence[str] = (),
 ) -> str:
     """The note: the person's top lines, the head, then each item (newest first), each followed
-    by the person's lines anchored to it; lines whose section left come last."""
+    by the person's lines anchored to it. Lines whose section left follow the nearest section
+    before it (in the old note's `order`) that is still there, so their order is kept."""
     placed = {head.id, *(s.id for s in items)}
     anchored: dict[str, list[str]] = {}
     for anchor, chunk in own:
-        key = anchor if anchor in placed or anchor == "" else "\0orphan"
-        anchored.setdefault(key, []).extend(chunk)
+        anchored.setdefault(_still_there(anchor, placed, order), []).extend(chunk)
     out: list[str] = list(anchored.get("", []))
     for section in (head, *items):
         out.extend(section.lines)
         out.extend(anchored.get(section.id, []))
-    out.extend(anchored.get("\0orphan", []))
     return ("\ufeff" if bom else "") + newline.join(out) + newline
+
+
+def _still_there(anchor: str, placed: set[str], order: Sequence[str]) -> str:
+    """`anchor`, or the nearest section before it in `order` still placed ("" for the top)."""
+    if anchor == "" or anchor in placed:
+        return anchor
+    before = list(order[: order.index(anchor)]) if anchor in order else []
+    return next((sid for sid in reversed(before) if sid in placed), HEAD if HEAD in placed else "")
