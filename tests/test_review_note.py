@@ -446,3 +446,96 @@ def test_a_sync_conflict_copy_is_read_for_ticks_and_never_deleted(tmp_path: Path
     assert not (root / MEMO_REL).exists() and copy.exists()
     status = json.loads(invoke("status", "--vault", str(root), "--json").output)["data"]
     assert status["review_note"]["conflicts"] == [copy.relative_to(root).as_posix()]
+
+
+KILL_ITEMS = 12
+KILL_TRIALS = 6
+
+
+def _kill_fact(n: int) -> str:
+    return (
+        f"---\ntype: fact\nentity: k{n:02}\npredicate: claim\nvalue: A claim {n}.\n"
+        f"source_url: https://example.dev/k{n:02}\nconfidence: 1\n---\nmarker k{n:02}\nend k{n:02}\n"
+    )
+
+
+def _kill_template(root: Path, state: Path) -> None:
+    """A vault whose note has every one of KILL_ITEMS items ticked: promote the even, drop the odd."""
+    from memory_curator.commands import sweep as sweep_mod
+
+    shutil.copytree(FIXTURES, root)
+    shutil.rmtree(root / "_inbox/test-step-4")
+    (root / "_inbox/agent-a").mkdir(parents=True)
+    for n in range(KILL_ITEMS):
+        (root / f"_inbox/agent-a/k{n:02}.md").write_text(_kill_fact(n))
+    for path in root.rglob("*"):
+        if path.is_file():
+            age(path)
+    sweep_mod.run(build_context(root, str(state)), None, sweep_mod.Options(use_judge=False))
+    text = (root / REVIEW_NOTE).read_text("utf-8")
+    for n in range(KILL_ITEMS):
+        text = ticked(text, f"_inbox/agent-a/k{n:02}.md", "drop" if n % 2 else "promote")
+    obsidian_save(root / REVIEW_NOTE, text)
+
+
+@pytest.mark.slow
+def test_sigkill_while_a_ticked_note_is_applied_does_each_action_once_or_not_at_all(tmp_path: Path) -> None:
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from safety_kit import files, normalized, temps
+
+    from memory_curator.commands.desk import locked
+
+    seed = int(os.environ.get("MC_KILL_SEED") or time.time_ns() % 1_000_000)
+    rng = random.Random(seed)
+    template, template_state = tmp_path / "template", tmp_path / "template-state"
+    _kill_template(template, template_state)
+
+    def copy(name: str) -> tuple[Path, Path]:
+        shutil.copytree(template, tmp_path / name)
+        shutil.copytree(template_state, tmp_path / f"{name}-state")
+        return tmp_path / name, tmp_path / f"{name}-state"
+
+    def run(root: Path, state: Path) -> subprocess.Popen[bytes]:
+        argv = [sys.executable, "-m", "memory_curator", "run", "--no-judge", "--vault", str(root)]
+        return subprocess.Popen([*argv, "--state-dir", str(state)], stdout=subprocess.DEVNULL, cwd=root)
+
+    def begun(state: Path) -> int:
+        journal = state / "journal.jsonl"
+        return journal.read_bytes().count(b'"by": "review-note"') if journal.exists() else 0
+
+    def outside_note(root: Path) -> dict[str, bytes]:
+        return {k: v for k, v in normalized(root).items() if k != REVIEW_NOTE}
+
+    done_root, done_state = copy("done")
+    assert run(done_root, done_state).wait(timeout=120) == 0 and begun(done_state) == KILL_ITEMS
+    histories = [outside_note(template), outside_note(done_root)]
+    landed = []
+    for trial in range(KILL_TRIALS):
+        where = f"seed {seed} (MC_KILL_SEED), trial {trial}"
+        root, state = copy(f"t{trial}")
+        proc, plans = run(root, state), rng.randrange(KILL_ITEMS)
+        deadline = time.monotonic() + 60
+        while begun(state) < plans and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        time.sleep(rng.uniform(0, 0.003))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        landed.append(begun(state))
+        with locked(build_context(root, str(state))):  # the next command's recovery
+            pass
+        for rel, data in outside_note(root).items():  # each item as one history or the other has it
+            assert any(h.get(rel) == data for h in histories), f"{where}: {rel} is in neither history"
+        for n in range(KILL_ITEMS):
+            mark = f"marker k{n:02}\nend k{n:02}\n".encode()
+            holders = [p for p in files(root) if mark in p.read_bytes()]
+            assert len(holders) == 1, f"{where}: k{n:02} in {holders}"
+        assert temps(root, state) == [], f"{where}: temp files left"
+        age(root / REVIEW_NOTE)
+        assert run(root, state).wait(timeout=120) == 0  # the next sweep applies what is left, once
+        assert outside_note(root) == histories[1], where
+    assert any(0 < n < KILL_ITEMS for n in landed), f"no kill landed mid-way: {landed}"
