@@ -539,3 +539,25 @@ def test_sigkill_while_a_ticked_note_is_applied_does_each_action_once_or_not_at_
         assert run(root, state).wait(timeout=120) == 0  # the next sweep applies what is left, once
         assert outside_note(root) == histories[1], where
     assert any(0 < n < KILL_ITEMS for n in landed), f"no kill landed mid-way: {landed}"
+
+
+@pytest.mark.slow
+def test_watch_applies_a_tick_once_the_note_settles(empty_vault: Path) -> None:
+    import time
+
+    from test_watch import set_rules, wait_for, watching
+
+    set_rules(empty_vault)
+    (empty_vault / "_inbox/agent-a").mkdir(parents=True)
+    memo = empty_vault / MEMO_REL
+    memo.write_text(MEMO)
+    note = empty_vault / REVIEW_NOTE
+    with watching(empty_vault):
+        wait_for(lambda: note.exists() and MEMO_REL[:-3] in note.read_text("utf-8"))
+        time.sleep(0.6)  # the note's own write settles (and is seen to change nothing)
+        text = ticked(note.read_text("utf-8"), MEMO_REL, "drop", "not for this vault")
+        temp = note.with_name(".obsidian-save.tmp")
+        temp.write_text(text)
+        os.replace(temp, note)  # a fresh save: applied once it has been quiet for the settle window
+        wait_for(lambda: not memo.exists())
+    assert [r["reason"] for r in note_records(empty_vault)] == ["not for this vault (by tester)"]

@@ -463,3 +463,36 @@ def after_sweep(ctx: Context, wait: bool = False) -> list[str]:
         said.append(f"review note: {len(outcome.restored)} drop(s) restored")
     said += [f"review note: {inbox}: not applied: {why}" for inbox, why in outcome.refused]
     return said
+
+
+@dataclass
+class Watched:
+    """The review note as `watch` follows it: a change to it (or to a conflict copy) sweeps once
+    the note has been quiet for the settle window (Obsidian saves while the person types)."""
+
+    folder: Path
+    rel: str
+    changed: float | None = None  # monotonic time of the last event on it
+
+    @classmethod
+    def of(cls, root: Path, rel: str) -> Watched | None:
+        if not rel:
+            return None
+        folder = safe_join(root, rel).parent
+        return cls(folder, rel) if folder.is_dir() else None
+
+    def seen(self, root: Path, path: str, when: float) -> None:
+        try:
+            rel = Path(path).resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return
+        if rn.is_note_file(rel, self.rel) and not Path(path).name.startswith("."):
+            self.changed = when
+
+    def settled(self, now: float, settle: float) -> bool:
+        """Quiet long enough: due once (the sweep it starts writes the note, which is seen again
+        but rewrites nothing)."""
+        if self.changed is None or now - self.changed < settle:
+            return False
+        self.changed = None
+        return True

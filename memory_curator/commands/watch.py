@@ -34,7 +34,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from memory_curator.commands import sweep
+from memory_curator.commands import review_note, sweep
 from memory_curator.commands.context import Context
 from memory_curator.core.errors import CuratorError, OtherHost
 from memory_curator.core.hosts import host_refusal
@@ -215,6 +215,7 @@ class Watcher:
         self.ready: dict[str, bool] = {}  # settled files waiting for their batch -> overdue
         self.ready_since = 0.0
         self.sweeps = 0
+        self.note: review_note.Watched | None = None  # the review note, when the rules name one
 
     def request_stop(self) -> None:
         """Safe from a signal handler: sets the flag and wakes the loop."""
@@ -250,6 +251,9 @@ class Watcher:
                 self._look()
                 if self._batch_complete():
                     yield from self._sweep()
+                elif self.note is not None and self.note.settled(self.clock.monotonic(), self.settings.settle_seconds):
+                    self.ready, self.ready_since = {}, self.clock.monotonic()  # a sweep of nothing: the note's ticks
+                    yield from self._sweep(note=True)
                 if not observer.is_alive():
                     raise CuratorError(f"{self.inbox}: the file watcher stopped unexpectedly")
         finally:
@@ -261,6 +265,9 @@ class Watcher:
     def _start_observer(self) -> BaseObserver:
         observer = self.make_observer()
         observer.schedule(_Handler(self.notify), str(self.inbox), recursive=True, event_filter=EVENTS)
+        self.note = review_note.Watched.of(self.root, self.settings.review_note)
+        if self.note is not None:  # the review note's folder, not recursive: a person ticking a box
+            observer.schedule(_Handler(self.notify), str(self.note.folder), recursive=False, event_filter=EVENTS)
         try:
             observer.start()
         except OSError as exc:
@@ -311,6 +318,8 @@ class Watcher:
             rel = inbox_rel(self.root, path)
             if rel is not None:
                 self.tracker.seen(rel, when, look_at(Path(path)))
+            elif self.note is not None:
+                self.note.seen(self.root, path, when)
 
     def _new_folder(self, folder: Path) -> None:
         """An agent folder created or moved in: its files may predate the watch on it."""
@@ -333,13 +342,13 @@ class Watcher:
         """Files written together settle together: gather them so the judge makes one call."""
         return bool(self.ready) and self.clock.monotonic() - self.ready_since >= BATCH_GATHER
 
-    def _sweep(self) -> Iterator[Swept | Notice]:
+    def _sweep(self, note: bool = False) -> Iterator[Swept | Notice]:
         # a file that changed while its batch gathered waits again, unless it is overdue: those always change
         batch = {rel: overdue for rel, overdue in self.ready.items() if overdue or rel not in self.tracker.entries}
         for rel in batch:
             self.tracker.entries.pop(rel, None)  # an overdue file's ceiling starts again
         self.ready = {}
-        if not batch or not self._lock_free():
+        if (not batch and not note) or not self._lock_free():
             return
         options = replace(
             self.options,
