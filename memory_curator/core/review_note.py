@@ -199,8 +199,8 @@ def head_section(head: Head) -> Section:
         lines.append(f"{total} waiting: " + ", ".join(f"{n} {code}" for code, n in head.counts) + ".")
     else:
         lines.append("Nothing waits for you.")
-    lines += ["", "Tick one box per item; the next sweep applies it (a tick is as trusted as write access to"]
-    lines += ["the vault). Lines you write outside the `mc:` sections are kept. " + head.review_hint, ""]
+    lines += ["", "Tick one box per item: the next sweep applies it (a tick is as trusted as write access)."]
+    lines += ["Your own lines outside the `mc:` sections are kept. " + head.review_hint, ""]
     if head.sweeps:
         lines += ["Last sweeps:", *(f"- {s}" for s in head.sweeps), ""]
     tasks: dict[str, Offer] = {}
