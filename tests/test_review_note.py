@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from loop_kit import ADA, CONTRADICTION, INSIGHT, MEMO, THIN_FACT
+from loop_kit import ADA, CONTRADICTION, INSIGHT, MEMO, THIN_FACT, fail
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import review_note
@@ -427,9 +427,16 @@ def test_the_note_renders_as_task_lists_whose_links_resolve(tmp_path: Path, invo
 
 
 def test_the_note_is_never_indexed_and_can_be_turned_off(tmp_path: Path, invoke) -> None:
+    import sqlite3
+
     root = small_vault(tmp_path / "v", invoke)
-    found = json.loads(invoke("query", "--text", "Tick one box per item", "--vault", str(root), "--json").output)
-    assert REVIEW_NOTE not in json.dumps(found)
+    copy = (root / REVIEW_NOTE).with_name("Inbox review.sync-conflict-20261120-1.md")
+    shutil.copy(root / REVIEW_NOTE, copy)
+    assert invoke("index", "rebuild", "--vault", str(root)).exit_code == 0
+    with sqlite3.connect(state_of(root) / "index.sqlite3") as db:
+        indexed = {path for (path,) in db.execute("SELECT path FROM notes")}
+    assert "_meta/inbox-rules.md" in indexed and not {REVIEW_NOTE, copy.relative_to(root).as_posix()} & indexed
+    copy.unlink()
     rules = root / "_meta/inbox-rules.md"
     rules.write_text(rules.read_text().replace("settings:\n", "settings:\n  review_note: false\n", 1))
     (root / REVIEW_NOTE).unlink()
@@ -561,3 +568,37 @@ def test_watch_applies_a_tick_once_the_note_settles(empty_vault: Path) -> None:
         os.replace(temp, note)  # a fresh save: applied once it has been quiet for the settle window
         wait_for(lambda: not memo.exists())
     assert [r["reason"] for r in note_records(empty_vault)] == ["not for this vault (by tester)"]
+
+
+def test_a_drop_ticked_in_the_note_can_be_restored_from_the_head_but_a_private_one_is_not_offered(
+    tmp_path: Path, invoke
+) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    private = root / "_inbox/agent-a/private.md"
+    private.write_text(PRIVATE)
+    age(private)
+    sweep(invoke, root, T0 + dt.timedelta(minutes=1))
+    note = root / REVIEW_NOTE
+    text = ticked(note.read_text("utf-8"), MEMO_REL, "drop", "wrong vault")
+    obsidian_save(note, ticked(text, "_inbox/agent-a/private.md", "drop"))
+    sweep(invoke, root, T1)
+    head = (root / REVIEW_NOTE).read_text("utf-8").split("%% mc:end head %%")[0]
+    restores = re.findall(r"^- \[ \] restore `([^`]+)`.*\^mc-(\w+)-restore$", head, re.M)
+    assert [path.rsplit("-", 1)[-1] for path, _ in restores] == ["memo.md"]  # the private drop is not offered
+    obsidian_save(note, note.read_text("utf-8").replace("- [ ] restore", "- [x] restore"))
+    sweep(invoke, root, T1 + dt.timedelta(minutes=1))
+    assert (root / MEMO_REL).exists() and not (root / restores[0][0]).exists()
+    assert "restore `" not in (root / REVIEW_NOTE).read_text("utf-8").split("%% mc:end head %%")[0]
+    assert MEMO_REL[:-3] in (root / REVIEW_NOTE).read_text("utf-8")  # back in the queue, held
+
+
+@pytest.mark.parametrize("value", ["_inbox/review.md", ".hidden/review.md", "notes/review.txt", "../out.md"])
+def test_a_review_note_path_inside_the_inbox_or_outside_the_vault_is_a_rules_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    root = tmp_path / "v"
+    shutil.copytree(FIXTURES, root)
+    rules = root / "_meta/inbox-rules.md"
+    rules.write_text(rules.read_text().replace("settings:\n", f"settings:\n  review_note: {value}\n", 1))
+    code, err = fail(capsys, "rules", "check", str(rules))
+    assert code == 1 and f"{rules}:131: setting 'review_note' must" in err and len(err.splitlines()) == 1, err
