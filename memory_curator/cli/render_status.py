@@ -49,7 +49,7 @@ def note_line(console: Console, note: NoteLink | None) -> None:
     finds the terminal supports one, else the link as plain text (piped output, `--json` aside)."""
     if note is None or not note.exists:
         return
-    console.print(f"review note: {shown(note.path)}  [link={note.url}]{note.url}[/link]")
+    console.print(f"review note: {shown(note.path)}  [link={note.url}]{note.url}[/link]", soft_wrap=True)
     for copy in note.conflicts:
         console.print(f"  [yellow]sync conflict copy:[/] {shown(copy)} (read for ticks; merge it and delete it)")
 
