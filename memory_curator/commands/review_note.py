@@ -181,8 +181,9 @@ def _ticks(ctx: Context, reading: rn.Reading | None, copies: list[str], memory: 
     mangled: dict[str, str] = {}
     for got in readings:
         for sid, tick in got.ticks.items():
-            if tick.mangled:
-                mangled.setdefault(sid, tick.mangled)
+            if tick.mangled:  # a copy's older sections are not the person's news: only the note's own
+                if got is reading:
+                    mangled.setdefault(sid, tick.mangled)
             elif tick.verbs:
                 verbs.setdefault(sid, set()).update(tick.verbs)
                 reasons[sid] = reasons.get(sid) or tick.reason
@@ -274,14 +275,17 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
         data = text.encode("utf-8", "surrogateescape")
         if raw is not None and data == raw:
             return False
+        kept = memory.previous, memory.current
         memory.previous, memory.current = memory.current, [head, *sections]
-        ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
+        ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())  # before the note: it must know its sections
         try:
             if raw is None:
                 ctx.files.create(path, data)
             else:
                 ctx.files.replace(path, data, content_hash(raw))
-        except (writer.Conflict, FileExistsError):
+        except (writer.Conflict, FileExistsError):  # saved meanwhile: the sections in it are still the old ones
+            memory.previous, memory.current = kept
+            ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
             return False
         return True
 
