@@ -461,6 +461,8 @@ def after_sweep(ctx: Context, wait: bool = False) -> list[str]:
     if outcome is None:
         return []
     said = []
+    if outcome.held and not outcome.held.startswith("changed within"):  # typing is no news
+        said.append(f"review note: {outcome.path}: {outcome.held}")
     if outcome.done:
         said.append(f"review note: {len(outcome.done)} ticked action(s) applied (undo {outcome.done[0].run_id})")
     if outcome.restored:
