@@ -63,7 +63,7 @@ QUEUE: dict[str, tuple[str, str, tuple[str, str | None]]] = {
     "private.md": (PRIVATE, "private", ("drop", "private")),
     "private2.md": (PRIVATE.replace("Agents should", "Agents must"), "private", ("leave", None)),
     "incomplete.md": (fact("blank", "''", 2), "incomplete", ("drop", None)),
-    "insight4.md": (insight("Agents should log their sources"), "undecided", ("drop", None)),
+    "big.md": (insight("Too large") + "x" * (1 << 20), "too-large", ("leave", None)),  # only `leave` is offered
 }
 CURATOR_FACTS = {  # curator's notes the contradictions are about
     "facts/widget/size.md": fact("widget", "Widgets weigh 4 kg.", 3),
@@ -91,8 +91,9 @@ def make_vault(root: Path, invoke) -> Path:
         if path.is_file():
             age(path)
     out = sweep(invoke, root, T0)
-    assert out["needs_review"] == len(QUEUE), out
+    assert out["needs_review"] == len(QUEUE) - 1, out
     codes = {a["inbox_path"].rsplit("/", 1)[1]: a["reason_code"] for g in out["agents"] for a in g["actions"]}
+    codes |= {s["inbox_path"].rsplit("/", 1)[1]: s["waiting"] for g in out["agents"] for s in g["skipped"]}
     assert codes == {name: code for name, (_, code, _) in QUEUE.items()}
     return root
 
