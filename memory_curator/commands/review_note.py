@@ -25,6 +25,7 @@ from memory_curator.commands.context import Context
 from memory_curator.commands.desk import Desk, Done
 from memory_curator.commands.log import entries
 from memory_curator.commands.note_link import conflict_copies
+from memory_curator.commands.restore import restore
 from memory_curator.commands.review import View, evaluate, flag_of, flag_reasons
 from memory_curator.commands.status import InboxItem, scan_inbox
 from memory_curator.core import candidate as cand
@@ -231,6 +232,8 @@ def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], lis
                 memory.problems.pop(inbox, None)
             except CuratorError as exc:
                 refused.append((inbox, one_line(str(exc))))
+            except Exception as exc:  # a bug met on one item stays that item's; the others go on
+                refused.append((inbox, f"internal error: {one_line(exc)}; use `memory-curator review`"))
     return done, refused
 
 
@@ -238,8 +241,6 @@ def _restore(
     ctx: Context, reading: rn.Reading | None, copies: list[str], memory: Memory, wait: bool
 ) -> tuple[str, ...]:
     """The drops ticked for restore in the head (each its own run, as `restore` does)."""
-    from memory_curator.commands.restore import restore
-
     ids = set(reading.restores if reading else ())
     for copy in copies:
         got = _read_copy(ctx, copy, memory)
