@@ -2,10 +2,11 @@
 
 A watchdog observer on `_inbox/` (recursive; never the whole vault, since inotify watches
 are a per-user budget) and on the review note's folder (not recursive) reports paths. A
-`Tracker` (pure: times and looks come in) decides when each file has settled: quiet for the settle window, size and mtime the
-same at two looks, frontmatter closed. Settled files are swept together, through
-`sweep.run` under the sweep lock, so the judge makes one call per batch. A scan of the
-inbox on start (the backlog) and every `reconcile_seconds` catches what events missed.
+`Tracker` (pure: times and looks come in) decides when each file has settled: quiet for the
+settle window, size and mtime the same at two looks, frontmatter closed. Settled files are
+swept together, through `sweep.run` under the sweep lock, so the judge makes one call per
+batch. A scan of the inbox on start (the backlog) and every `reconcile_seconds` catches what
+events missed.
 """
 
 from __future__ import annotations
