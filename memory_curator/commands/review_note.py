@@ -475,11 +475,14 @@ def after_sweep(ctx: Context, wait: bool = False) -> list[str]:
 @dataclass
 class Watched:
     """The review note as `watch` follows it: a change to it (or to a conflict copy) sweeps once
-    the note has been quiet for the settle window (Obsidian saves while the person types)."""
+    the note has been quiet for the settle window (Obsidian saves while the person types); the
+    curator's own write of it does not."""
 
     folder: Path
     rel: str
     changed: float | None = None  # monotonic time of the last event on it
+    copy: bool = False  # the event was on a conflict copy
+    after: tuple[int, int] | None = None  # the note's (size, mtime) when the last sweep ended
 
     @classmethod
     def of(cls, root: Path, rel: str) -> Watched | None:
@@ -494,12 +497,24 @@ class Watched:
         except (ValueError, OSError):
             return
         if rn.is_note_file(rel, self.rel) and not Path(path).name.startswith("."):
-            self.changed = when
+            self.changed, self.copy = when, self.copy or rel != self.rel
+
+    def swept(self, root: Path) -> None:
+        """A sweep ended: its own write of the note is no news (it would sweep again for nothing)."""
+        self.after = _looks(safe_join(root, self.rel))
 
     def settled(self, now: float, settle: float) -> bool:
-        """Quiet long enough: due once (the sweep it starts writes the note, which is seen again
-        but rewrites nothing)."""
+        """Quiet long enough, and changed by someone else than the last sweep: due once."""
         if self.changed is None or now - self.changed < settle:
             return False
-        self.changed = None
-        return True
+        news = self.copy or self.after is None or _looks(self.folder / self.rel.rpartition("/")[2]) != self.after
+        self.changed, self.copy = None, False
+        return news
+
+
+def _looks(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns

@@ -372,6 +372,8 @@ class Watcher:
             yield Notice(f"sweep failed: internal error: {one_line(exc)}")  # the next batch retries
             return
         self.sweeps += 1
+        if self.note is not None:
+            self.note.swept(self.root)
         yield Swept(self.sweeps, result, self.clock.monotonic() - started)
 
     def _lock_free(self) -> bool:
