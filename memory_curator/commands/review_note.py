@@ -81,6 +81,7 @@ class Memory:
     current: list[rn.Section] = field(default_factory=list)
     previous: list[rn.Section] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)
+    written: str | None = None  # the hash of the note as the curator last wrote it (`watch`: its own write is no news)
 
     @classmethod
     def load(cls, state: Path) -> Memory:
@@ -97,7 +98,8 @@ class Memory:
 
         problems = data.get("problems")
         kept = {str(k): str(v) for k, v in problems.items()} if isinstance(problems, dict) else {}
-        return cls(sections("current"), sections("previous"), kept)
+        written = data.get("written") if isinstance(data.get("written"), str) else None
+        return cls(sections("current"), sections("previous"), kept, written)
 
     def known(self) -> list[rn.Section]:
         return [*self.current, *self.previous]
@@ -107,6 +109,7 @@ class Memory:
             "current": [s.to_json() for s in self.current],
             "previous": [s.to_json() for s in self.previous],
             "problems": self.problems,
+            "written": self.written,
         }
         return json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8", "surrogatepass")
 
@@ -276,8 +279,8 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
         data = text.encode("utf-8", "surrogateescape")
         if raw is not None and data == raw:
             return False
-        kept = memory.previous, memory.current
-        memory.previous, memory.current = memory.current, [head, *sections]
+        kept = memory.previous, memory.current, memory.written
+        memory.previous, memory.current, memory.written = memory.current, [head, *sections], content_hash(data)
         ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())  # before the note: it must know its sections
         try:
             if raw is None:
@@ -285,7 +288,7 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
             else:
                 ctx.files.replace(path, data, content_hash(raw))
         except (writer.Conflict, FileExistsError):  # saved meanwhile: the sections in it are still the old ones
-            memory.previous, memory.current = kept
+            memory.previous, memory.current, memory.written = kept
             ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
             return False
         return True
@@ -476,20 +479,20 @@ def after_sweep(ctx: Context, wait: bool = False) -> list[str]:
 class Watched:
     """The review note as `watch` follows it: a change to it (or to a conflict copy) sweeps once
     the note has been quiet for the settle window (Obsidian saves while the person types); the
-    curator's own write of it does not."""
+    curator's own write of it (the bytes `Memory.written` names) does not."""
 
     folder: Path
     rel: str
+    state: Path
     changed: float | None = None  # monotonic time of the last event on it
     copy: bool = False  # the event was on a conflict copy
-    after: tuple[int, int] | None = None  # the note's (size, mtime) when the last sweep ended
 
     @classmethod
-    def of(cls, root: Path, rel: str) -> Watched | None:
+    def of(cls, root: Path, rel: str, state: Path) -> Watched | None:
         if not rel:
             return None
         folder = safe_join(root, rel).parent
-        return cls(folder, rel) if folder.is_dir() else None
+        return cls(folder, rel, state) if folder.is_dir() else None
 
     def seen(self, root: Path, path: str, when: float) -> None:
         try:
@@ -499,22 +502,17 @@ class Watched:
         if rn.is_note_file(rel, self.rel) and not Path(path).name.startswith("."):
             self.changed, self.copy = when, self.copy or rel != self.rel
 
-    def swept(self, root: Path) -> None:
-        """A sweep ended: its own write of the note is no news (it would sweep again for nothing)."""
-        self.after = _looks(safe_join(root, self.rel))
-
     def settled(self, now: float, settle: float) -> bool:
-        """Quiet long enough, and changed by someone else than the last sweep: due once."""
+        """Quiet long enough, and not the curator's own write: due once."""
         if self.changed is None or now - self.changed < settle:
             return False
-        news = self.copy or self.after is None or _looks(self.folder / self.rel.rpartition("/")[2]) != self.after
+        news = self.copy or _hash(self.folder / self.rel.rpartition("/")[2]) != Memory.load(self.state).written
         self.changed, self.copy = None, False
         return news
 
 
-def _looks(path: Path) -> tuple[int, int] | None:
+def _hash(path: Path) -> str | None:
     try:
-        stat = path.stat()
+        return content_hash(path.read_bytes())
     except OSError:
         return None
-    return stat.st_size, stat.st_mtime_ns

@@ -266,7 +266,7 @@ class Watcher:
     def _start_observer(self) -> BaseObserver:
         observer = self.make_observer()
         observer.schedule(_Handler(self.notify), str(self.inbox), recursive=True, event_filter=EVENTS)
-        self.note = review_note.Watched.of(self.root, self.settings.review_note)
+        self.note = review_note.Watched.of(self.root, self.settings.review_note, self.state)
         if self.note is not None:  # the review note's folder, not recursive: a person ticking a box
             observer.schedule(_Handler(self.notify), str(self.note.folder), recursive=False, event_filter=EVENTS)
         try:
@@ -372,8 +372,6 @@ class Watcher:
             yield Notice(f"sweep failed: internal error: {one_line(exc)}")  # the next batch retries
             return
         self.sweeps += 1
-        if self.note is not None:
-            self.note.swept(self.root)
         yield Swept(self.sweeps, result, self.clock.monotonic() - started)
 
     def _lock_free(self) -> bool:
