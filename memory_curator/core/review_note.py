@@ -18,7 +18,7 @@ import re
 import unicodedata
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memory_curator.core.names import CONFLICT
@@ -253,7 +253,6 @@ class Reading:
     own: tuple[tuple[str, tuple[str, ...]], ...]  # (anchor id, lines)
     newline: str = "\n"
     bom: bool = False
-    present: frozenset[str] = field(default_factory=frozenset)  # section ids found intact
     order: tuple[str, ...] = ()  # the sections' ids in the note's order (where a gone one's lines go)
 
 
@@ -307,8 +306,7 @@ def read(text: str, known: Iterable[Section]) -> Reading:
     order = tuple(sid for _, sid in sorted((n, sid) for sid, where in anchors.items() for n in where))
     head = ticks.pop(HEAD, None)
     restores = head.verbs if head is not None and not head.mangled else ()
-    present = frozenset(sid for sid, t in ticks.items() if not t.mangled)
-    return Reading(ticks, restores, own, newline, bom, present, order)
+    return Reading(ticks, restores, own, newline, bom, order)
 
 
 def _starts(lines: Sequence[str]) -> dict[str, list[int]]:
