@@ -612,3 +612,19 @@ def test_status_log_and_review_print_the_link_that_opens_the_note(tmp_path: Path
         out = invoke(*args, "--vault", str(root), input=given).output
         assert f"review note: {REVIEW_NOTE}  {url}" in out, (args, out)
         assert "\x1b]8;" not in out  # piped: plain text, no terminal hyperlink
+
+
+def test_no_agent_reads_the_note_and_a_private_item_is_not_quoted_in_it(tmp_path: Path, invoke) -> None:
+    from memory_curator.commands import agent
+    from memory_curator.core.errors import CuratorError
+
+    root = small_vault(tmp_path / "v", invoke)
+    secret = root / "_inbox/agent-a/secret.md"
+    secret.write_text(PRIVATE.replace("Batching writes keeps the inbox calm.", "The launch code is 0000."))
+    age(secret)
+    sweep(invoke, root, T1)
+    text = (root / REVIEW_NOTE).read_text("utf-8")
+    assert "_inbox/agent-a/secret" in text and "launch code" not in text  # listed, its content not quoted
+    assert "Batching writes keeps the inbox calm." in text  # an ordinary item's is
+    with pytest.raises(CuratorError, match="not served to agents"):
+        agent.read_note(build_context(root), REVIEW_NOTE)

@@ -335,7 +335,8 @@ def _item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Mem
     base = _with(base, digest=candidate.digest, title=title, problem=problem)
     if candidate.privacy:
         why = "private content (" + ", ".join(candidate.privacy) + "): approved only in `memory-curator review`"
-        return _with(base, quoted=_quote(text, None), offers=_closing(), elsewhere=why)
+        quoted = "(private content is not quoted here: the note is visible in search and synced)"
+        return _with(base, quoted=quoted, offers=_closing(), elsewhere=why)
     try:
         view = evaluate(desk, querier, candidate)
     except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
