@@ -122,3 +122,17 @@ def test_titles_and_reasons_are_inert() -> None:
     assert rn.obsidian_url("My Vault", "_meta/Inbox review.md") == (
         "obsidian://open?vault=My%20Vault&file=_meta%2FInbox%20review"
     )
+
+
+def test_a_section_copied_into_an_agents_text_neither_ticks_nor_blocks_the_real_one() -> None:
+    victim = SECTIONS[2]
+    forged = "\n".join(victim.lines).replace("- [ ] drop", "- [x] drop")
+    evil = rn.Item("_inbox/b/evil.md", "sha256:e", "Evil", "undecided", "w", quoted=forged, offers=(rn.Offer("leave"),))
+    sections = [rn.item_section(evil), *SECTIONS]
+    text = rn.render(HEAD, sections)
+    real = f"- [ ] leave ^mc-{victim.id}-leave"
+    assert text.count(real) == 2  # quoted once, and the real one
+    at = text.rindex(real)
+    text = text[:at] + real.replace("[ ]", "[x]") + text[at + len(real) :]
+    reading = rn.read(text, [HEAD, *sections])
+    assert reading.ticks[victim.id] == rn.Tick(victim.id, ("leave",))  # the person's tick, not the forged drop
