@@ -270,8 +270,14 @@ def run_installed(*args: str, cwd: Path, env: dict[str, str] | None = None) -> s
     )
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+REVIEW_NOTE = "_meta/Inbox review.md"  # the curator's own file, rewritten by every sweep that has news
+
+
+def snapshot(root: Path, note: bool = False) -> dict[str, bytes]:
+    """Every file of the vault and its bytes; the review note only when `note` (a sweep writes
+    it beside what the test compares: `tests/test_review_note.py` compares it)."""
+    files = {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*")) if p.is_file()}
+    return {rel: p.read_bytes() for rel, p in files.items() if note or rel != REVIEW_NOTE}
 
 
 @pytest.fixture

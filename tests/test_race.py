@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from safety_kit import KINDS, add_candidate, assert_conserved, census, new_vault, normalized, populate, temps
+from safety_kit import KINDS, add_candidate, assert_conserved, census, files, new_vault, normalized, populate, temps
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
@@ -215,7 +215,7 @@ def test_a_candidate_rewritten_after_its_note_was_written_is_not_removed(tmp_pat
     assert b"Evidence for promote:" in (root / "facts/ep2/status.md").read_bytes()
     second = _sweep(root, state)
     assert not second.errors
-    holders = [p for p in root.rglob("*.md") if b"A correction the agent wrote:" in p.read_bytes()]
+    holders = [p for p in files(root) if b"A correction the agent wrote:" in p.read_bytes()]
     assert len(holders) == 1, "the correction survives the next sweep, once"
 
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from safety_kit import normalized, temps
+from safety_kit import files, normalized, temps
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
@@ -123,7 +123,7 @@ def _recover(root: Path, state: Path) -> None:
 
 def _in_one_place(root: Path, markers: list[str]) -> None:
     for marker in markers:
-        holders = [p for p in root.rglob("*.md") if f"marker {marker}\nend {marker}\n".encode() in p.read_bytes()]
+        holders = [p for p in files(root) if f"marker {marker}\nend {marker}\n".encode() in p.read_bytes()]
         assert len(holders) == 1, f"{marker} in {holders}"
 
 

@@ -39,6 +39,7 @@ STATUS_KEYS = [
     "journal",
     "rules",
     "ignored",
+    "review_note",
 ]
 SWEEP_KEYS = ["run", "started", "seconds", "processed", "promoted", "patched", "dropped", "needs_review", "errors"]
 ENTRY_KEYS = ["time", "run", "seq", "verdict", "inbox_path", "path", "reason", "rule", "status", "undone_by"]

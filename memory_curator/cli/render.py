@@ -389,8 +389,17 @@ def initialised(result: Initialised) -> None:
             "",
             "In Obsidian, hide the inbox from search and the graph: Settings → Files & Links → Excluded files,"
             f" add {INBOX}/",
+            *_note_steps(result),
         ]
     )
+
+
+def _note_steps(result: Initialised) -> list[str]:
+    """Where a person decides what waits without a terminal (docs/review.md, "The review note")."""
+    if not result.review_note:
+        return []
+    where = printable(result.review_note)
+    return ["", f"After each sweep, tick what waits in {where} (in Obsidian: {result.review_url})"]
 
 
 def doctor(diagnosis: Diagnosis, as_json: bool) -> None:

@@ -15,8 +15,11 @@ from memory_curator.cli.render import STYLE, age_text, emit, lines, print_table,
 from memory_curator.core.names import printable, printable_block
 
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
+    from rich.console import Console
+
     from memory_curator.commands import schedule
     from memory_curator.commands.log import Log
+    from memory_curator.commands.note_link import NoteLink
     from memory_curator.commands.status import Day, Inbox, IndexState, LastSweep, Status
 
 
@@ -38,6 +41,17 @@ def decision_log(log: Log, as_json: bool) -> None:
         where = "" if entry.dest in (None, entry.inbox) else f" -> {shown(entry.dest)}"
         why = f"[dim]{shown(entry.reason)} · {shown(entry.run)}[/]"
         console.print(f"{when}  {verdict}{state}  {shown(entry.inbox or '')}{where}  {why}")
+    note_line(console, log.note)
+
+
+def note_line(console: Console, note: NoteLink | None) -> None:
+    """The review note and the `obsidian://` link that opens it: a terminal hyperlink where rich
+    finds the terminal supports one, else the link as plain text (piped output, `--json` aside)."""
+    if note is None or not note.exists:
+        return
+    console.print(f"review note: {shown(note.path)}  [link={note.url}]{note.url}[/link]", soft_wrap=True)
+    for copy in note.conflicts:
+        console.print(f"  [yellow]sync conflict copy:[/] {shown(copy)} (read for ticks; merge it and delete it)")
 
 
 def status(data: Status, as_json: bool) -> None:
@@ -69,6 +83,7 @@ def status(data: Status, as_json: bool) -> None:
         console.print(_index_line(data.index))
     console.print(_schedule_line(data.schedule))
     console.print("lock: free" if data.lock_free else f"lock: held by {shown(str(data.lock_holder))}")
+    note_line(console, data.review_note)
 
 
 def _inbox_table(inbox: Inbox) -> Table:

@@ -23,8 +23,10 @@ from rich.progress import Progress
 
 from memory_curator.cli.keys import Keys
 from memory_curator.cli.render import STYLE, diff_view, make_console, shown
+from memory_curator.cli.render_status import note_line
 from memory_curator.cli.review_screen import SETTLE_KEYS, choices, details, header, screen
 from memory_curator.commands.desk import Choice, Desk, Done, Preview
+from memory_curator.commands.note_link import note_link
 from memory_curator.commands.review import (
     ABOUT_A_NOTE,
     Declined,
@@ -105,6 +107,7 @@ def review(
     (the tally says so: `cli` prints it, then exits 130). What was decided stays decided."""
     flags = flag_reasons(desk)
     items = queue(desk, agents, only, reason, flags)
+    note_line(console, note_link(desk.root, desk.rules))  # the same queue, ticked in Obsidian
     if not items:
         console.print("nothing waits for review" + (f" with the reason {shown(reason)}" if reason else ""))
         return Tally()

@@ -13,6 +13,7 @@ from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import DROPPED, INBOX, printable
 from memory_curator.core.notes import parse, plain
 from memory_curator.core.privacy import withheld
+from memory_curator.core.review_note import is_note_file
 from memory_curator.core.text import parse_day
 from memory_curator.index import querier as index
 from memory_curator.store.paths import safe_join
@@ -35,6 +36,10 @@ def read_note(ctx: Context, path: str, include_dropped: bool = False) -> dict[st
         raise CuratorError(f"{printable(path)}: not a note (a vault-relative path ending in .md)")
     if any(p.startswith(".") for p in parts if not (dropped and p == DROPPED)) or (parts[0] == INBOX and not dropped):
         raise CuratorError(f"{printable(path)}: not a durable note (the inbox and dot-folders are not readable)")
+    if is_note_file(rel, ctx.rules.settings.review_note):  # it quotes the inbox, private items included
+        raise CuratorError(
+            f"{printable(path)}: the review note is the person's view of the inbox, not served to agents"
+        )
     if dropped and not include_dropped:
         raise CuratorError(f"{printable(path)}: a dropped item (ask with include_dropped to read it)")
     full = safe_join(ctx.root, rel)  # `..`, an absolute path or a folder linked out of the vault: refused

@@ -160,6 +160,7 @@ class Desk:
 
     ctx: Context
     wait: bool = False
+    by: str | None = None  # the way the person decided, when not a terminal (`review-note`): journalled as `by`
 
     @property
     def root(self) -> Path:
@@ -301,6 +302,35 @@ class Desk:
         raise CuratorError(f"unknown choice {verb!r}")
 
     @contextmanager
+    def session(self) -> Iterator[Run]:
+        """One run (one lock, one run id) for several `act`s: how the review note applies its ticks."""
+        with self._run() as run:
+            yield run
+
+    def act(self, run: Run, rel: str, verb: str, detail: str | None, digest: str, seen: str | None = None) -> Done:
+        """One decision within `run`, only while the item still holds `digest` (and the note a
+        patch goes into, `seen`): `promote` (`detail` the target it was offered: it must still be
+        the computed one), `patch` / `new` / `old` / `both` into the note `detail` (the last three
+        settle a contradiction), `drop` for the reason `detail`. A person's own note is never
+        written this way: only `review` and `resolve` confirm its diff."""
+        _, candidate = self.read(rel)
+        if candidate.digest != digest:
+            raise CuratorError(f"{candidate.inbox_path} changed since the review note was written; decide it again")
+        if verb == "promote":
+            if candidate.target != detail:
+                raise CuratorError(f"{candidate.inbox_path} would no longer be promoted to {detail}")
+            return self._promote(run, rel, None)
+        if verb == "drop":
+            return self._drop(run, rel, one_line(detail or "") or "dropped")
+        if verb in ("patch", "new", "old", "both"):
+            note = read_target(self.root, self.rules, self._durable(detail or ""))
+            if not note.owned:
+                raise CuratorError(f"{note.path}: {PERSONS_NOTE}")
+            settle: merge.Settle | None = None if verb == "patch" else verb  # type: ignore[assignment]
+            return self._patch(run, rel, note.path, False, seen, settle)
+        raise CuratorError(f"unknown action {verb!r}")
+
+    @contextmanager
     def _run(self) -> Iterator[Run]:
         now = self.ctx.clock.now()
         with locked(self.ctx, self.wait) as executor:
@@ -313,6 +343,8 @@ class Desk:
         into needs_review on the way (a symlink where a note would go) is reported as refused."""
         try:
             decision, plan = run.numbers.take(build or partial(plan_for, run.planning, candidate, asked))
+            if self.by:
+                plan = dataclasses.replace(plan, record={**plan.record, "by": self.by})
             moved = landing(run.planning, plan)
             moved = run.executor.execute(plan).get(plan.dest or "", moved)
         except writer.Conflict:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.core.names import INBOX, RULES_PATH
+from memory_curator.core.review_note import obsidian_url
 from memory_curator.store.rules_file import DEFAULT_RULES, load
 from memory_curator.store.writer import FILES
 
@@ -20,6 +21,8 @@ class Initialised:
     rules_path: str
     wrote_rules: bool
     created: tuple[str, ...]
+    review_note: str | None = None  # where the review note will be (docs/review.md); None: turned off
+    review_url: str | None = None  # the obsidian:// link that opens it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -27,6 +30,7 @@ class Initialised:
             "rules_path": self.rules_path,
             "wrote_rules": self.wrote_rules,
             "created": list(self.created),
+            "review_note": self.review_note,
         }
 
 
@@ -42,7 +46,7 @@ def init_vault(root: Path) -> Initialised:
             wrote = True
         except FileExistsError:
             pass
-    load(rules_file)  # a rules file kept from before must still be valid
+    rules = load(rules_file)  # a rules file kept from before must still be valid
     folders = [INBOX]  # surface folders (facts/, persons/…) and _inbox/.dropped/ appear with their first note
     created = []
     for name in folders:
@@ -50,4 +54,6 @@ def init_vault(root: Path) -> Initialised:
         if not folder.exists():
             folder.mkdir(parents=True)
             created.append(name)
-    return Initialised(root.resolve(), RULES_PATH, wrote, tuple(created))
+    note = rules.settings.review_note or None
+    url = obsidian_url(root.resolve().name, note) if note else None
+    return Initialised(root.resolve(), RULES_PATH, wrote, tuple(created), note, url)

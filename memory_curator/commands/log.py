@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.commands.context import Context
+from memory_curator.commands.note_link import NoteLink, note_link
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.text import duration_seconds, iso, parse_time
 from memory_curator.store.journal import Journal
@@ -63,6 +64,8 @@ class Entry:
         }
         if self.error:
             out["error"] = self.error
+        if isinstance(self.record.get("by"), str):  # how a person decided, when not at a terminal
+            out["by"] = self.record["by"]
         if self.undoes:
             out["undoes"] = {"run": self.undoes[0], "seq": self.undoes[1]}
         return out
@@ -120,6 +123,7 @@ class Log:
     """The entries `log` shows, in journal order."""
 
     entries: tuple[Entry, ...]
+    note: NoteLink | None = None  # the review note, whose link the printed log ends with
 
     def to_json(self) -> dict[str, Any]:
         return {"count": len(self.entries), "entries": [entry.to_json() for entry in self.entries]}
@@ -133,7 +137,11 @@ def read(ctx: Context, since_text: str | None, file: str | None) -> Log:
         found = trace(found, vault_path(ctx.root, file))
     if since_text:
         found = since(found, parse_since(since_text, ctx.clock.now()))
-    return Log(tuple(found))
+    try:
+        rules = ctx.rules
+    except CuratorError:  # the log is read whatever the rules file says
+        rules = None
+    return Log(tuple(found), note_link(ctx.root, rules))
 
 
 def vault_path(root: Path, given: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 from memory_curator.commands.context import Context, Machine
 from memory_curator.commands.log import Entry, entries
+from memory_curator.commands.note_link import NoteLink, note_link
 from memory_curator.core import compose, marks
 from memory_curator.core.errors import CuratorError, RulesError
 from memory_curator.core.notes import all_tags, content_hash, parse
@@ -216,6 +217,7 @@ class Status:
     rules: RulesState
     judge: str | None = None
     ignored: tuple[tuple[str, str], ...] = ()  # inbox entries that are no candidates: (path, why)
+    review_note: NoteLink | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -233,6 +235,7 @@ class Status:
             "journal": {"path": self.journal_path, "bytes": self.journal_bytes, "actions": self.actions},
             "rules": self.rules.to_json(),
             "ignored": [{"path": path, "why": why} for path, why in self.ignored],
+            "review_note": self.review_note.to_json() if self.review_note else None,
         }
         return out if self.judge is None else {**out, "judge": self.judge}
 
@@ -309,6 +312,7 @@ def gather(ctx: Context, for_agent: bool = False) -> Status:
         actions=len(log),
         rules=rules_state,
         ignored=tuple((e.rel, e.why) for e in ignored_entries(root)),
+        review_note=None if for_agent else note_link(root, rules),
     )
 
 

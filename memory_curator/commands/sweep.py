@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from memory_curator.commands import review_note
 from memory_curator.commands.context import Context, Judge
 from memory_curator.commands.planning import Planning, action, landing, new_run_id, patch_diff, plan_for
 from memory_curator.core import candidate as cand
@@ -131,6 +132,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
         ignored = _ignored(ctx, agents, save=True)
+    notes += review_note.after_sweep(ctx, options.wait)  # the note's ticks, then the note: docs/review.md
     ready = judge is not None or not options.use_judge
     return SweepResult(
         result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes), ready, ignored

@@ -1,11 +1,12 @@
 """Watch mode: sweep candidates the moment they settle.
 
-A watchdog observer on `_inbox/` only (recursive; never the whole vault, since inotify
-watches are a per-user budget) reports paths. A `Tracker` (pure: times and looks come
-in) decides when each file has settled: quiet for the settle window, size and mtime the
-same at two looks, frontmatter closed. Settled files are swept together, through
-`sweep.run` under the sweep lock, so the judge makes one call per batch. A scan of the
-inbox on start (the backlog) and every `reconcile_seconds` catches what events missed.
+A watchdog observer on `_inbox/` (recursive; never the whole vault, since inotify watches
+are a per-user budget) and on the review note's folder (not recursive) reports paths. A
+`Tracker` (pure: times and looks come in) decides when each file has settled: quiet for the
+settle window, size and mtime the same at two looks, frontmatter closed. Settled files are
+swept together, through `sweep.run` under the sweep lock, so the judge makes one call per
+batch. A scan of the inbox on start (the backlog) and every `reconcile_seconds` catches what
+events missed.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from memory_curator.commands import sweep
+from memory_curator.commands import review_note, sweep
 from memory_curator.commands.context import Context, KeptQuerier, kept
 from memory_curator.core.errors import CuratorError, OtherHost
 from memory_curator.core.hosts import host_refusal
@@ -216,6 +217,7 @@ class Watcher:
         self.ready: dict[str, bool] = {}  # settled files waiting for their batch -> overdue
         self.ready_since = 0.0
         self.sweeps = 0
+        self.note: review_note.Watched | None = None  # the review note, when the rules name one
 
     def request_stop(self) -> None:
         """Safe from a signal handler: sets the flag and wakes the loop."""
@@ -251,6 +253,9 @@ class Watcher:
                 self._look()
                 if self._batch_complete():
                     yield from self._sweep()
+                elif self.note is not None and self.note.settled(self.clock.monotonic(), self.settings.settle_seconds):
+                    self.ready, self.ready_since = {}, self.clock.monotonic()  # a sweep of nothing: the note's ticks
+                    yield from self._sweep(note=True)
                 if not observer.is_alive():
                     raise CuratorError(f"{self.inbox}: the file watcher stopped unexpectedly")
         finally:
@@ -264,6 +269,9 @@ class Watcher:
     def _start_observer(self) -> BaseObserver:
         observer = self.make_observer()
         observer.schedule(_Handler(self.notify), str(self.inbox), recursive=True, event_filter=EVENTS)
+        self.note = review_note.Watched.of(self.root, self.settings.review_note, self.state)
+        if self.note is not None:  # the review note's folder, not recursive: a person ticking a box
+            observer.schedule(_Handler(self.notify), str(self.note.folder), recursive=False, event_filter=EVENTS)
         try:
             observer.start()
         except OSError as exc:
@@ -314,6 +322,8 @@ class Watcher:
             rel = inbox_rel(self.root, path)
             if rel is not None:
                 self.tracker.seen(rel, when, look_at(Path(path)))
+            elif self.note is not None:
+                self.note.seen(self.root, path, when)
 
     def _new_folder(self, folder: Path) -> None:
         """An agent folder created or moved in: its files may predate the watch on it."""
@@ -336,13 +346,13 @@ class Watcher:
         """Files written together settle together: gather them so the judge makes one call."""
         return bool(self.ready) and self.clock.monotonic() - self.ready_since >= BATCH_GATHER
 
-    def _sweep(self) -> Iterator[Swept | Notice]:
+    def _sweep(self, note: bool = False) -> Iterator[Swept | Notice]:
         # a file that changed while its batch gathered waits again, unless it is overdue: those always change
         batch = {rel: overdue for rel, overdue in self.ready.items() if overdue or rel not in self.tracker.entries}
         for rel in batch:
             self.tracker.entries.pop(rel, None)  # an overdue file's ceiling starts again
         self.ready = {}
-        if not batch or not self._lock_free():
+        if (not batch and not note) or not self._lock_free():
             return
         options = replace(
             self.options,

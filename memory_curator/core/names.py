@@ -26,7 +26,8 @@ SLUG_MAX = 80
 NEVER_INDEXED = {INBOX, ".obsidian", ".trash"}
 
 
-_CONFLICT = re.compile(r"\((?:c|C)onflicted copy.*\)|\.sync-conflict-")
+CONFLICT = re.compile(r"\((?:c|C)onflicted copy.*\)|\.sync-conflict-")  # a sync conflict copy's name
+_CONFLICT = CONFLICT
 
 
 UNICODE_SLUG_BYTES = 200

@@ -22,6 +22,7 @@ PERSON_ONLY = ("user_approved", "approved_by", "reviewed")
 # tags that mark content only a person may let out: never promoted or patched by a sweep, never sent to
 # the judge nor served to an agent (a rules setting adds more; docs/rules.md, "Privacy")
 PRIVACY_TAGS = ("do-not-share", "private", "secret")
+REVIEW_NOTE = "_meta/Inbox review.md"  # where the curator writes the review note a person ticks in Obsidian
 MAX_CANDIDATE_BYTES = 1 << 20  # an inbox file, `submit` or an MCP candidate over this is refused, never read
 
 
@@ -71,6 +72,7 @@ class Settings:
     person_only: tuple[str, ...] = PERSON_ONLY  # the rules' `person_only` list adds to these
     privacy_tags: tuple[str, ...] = PRIVACY_TAGS  # the rules' `privacy_tags` list adds to these
     max_candidate_bytes: int = MAX_CANDIDATE_BYTES
+    review_note: str = REVIEW_NOTE  # the review note's vault path ("" or false: no note; docs/review.md)
     language: str = AUTO  # what words are stemmed in: `auto` (each text's, detected) or a language (`core.words`)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     semantic: SemanticSettings = field(default_factory=SemanticSettings)
@@ -97,6 +99,12 @@ def coerce(key: str, value: Any, current: Any) -> Any:
         if not words or not all(isinstance(v, int) and not isinstance(v, bool) for _, v in words):
             raise Unusable("must map words to whole numbers (high: 3)")
         return tuple({**dict(CONFIDENCE_WORDS), **{str(k).casefold(): int(v) for k, v in words}}.items())
+    if key == "review_note":
+        if value is False or value is None or (isinstance(value, str) and not value.strip()):
+            return ""  # off
+        if not isinstance(value, str):
+            raise Unusable("must be a vault path ending in .md, or false")
+        return value.strip()
     if key == "language":
         if not isinstance(value, str) or not value.strip():
             raise Unusable("must be a language name")
@@ -136,8 +144,21 @@ def settings_problem(settings: Settings) -> tuple[str, str] | None:
         return "near_duplicate_score", "must be within 0..1"
     if not 0 <= settings.neighbours <= NEIGHBOURS_MAX:
         return "neighbours", f"must be within 0..{NEIGHBOURS_MAX}"
+    if settings.review_note and review_note_problem(settings.review_note):
+        return "review_note", review_note_problem(settings.review_note) or ""
     if not supported(settings.language):
         return "language", f"must be {AUTO} or one of: {', '.join(LANGUAGES)}"
+    return None
+
+
+def review_note_problem(path: str) -> str | None:
+    """Why a review note path is unusable: it must be a markdown file inside the vault, outside
+    `_inbox/` (every file there is a candidate) and outside dot-folders."""
+    parts = path.split("/")
+    if not path.endswith(".md") or path.startswith("/") or any(p in ("", ".", "..") or "\x00" in p for p in parts):
+        return "must be a vault-relative path ending in .md (or false to turn the note off)"
+    if parts[0] == "_inbox" or any(p.startswith(".") for p in parts) or path == "_meta/inbox-rules.md":
+        return "must lie outside _inbox/, dot-folders and the rules file"
     return None
 
 

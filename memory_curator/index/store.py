@@ -24,6 +24,7 @@ from typing import Any
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import NEVER_INDEXED
+from memory_curator.core.review_note import is_note_file
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import iso
 from memory_curator.core.words import tokens
@@ -295,7 +296,7 @@ class Index:
         conn.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
         conn.execute("INSERT INTO fts(fts, rank) VALUES ('crisismerge', ?)", (CRISIS_MERGE,))
         conn.execute("BEGIN")
-        files = walk(self.root)
+        files = self._notes()
         self._insert(conn, files, 1, count_terms=False)
         for statement in INDEXES.strip().splitlines():
             conn.execute(statement)
@@ -308,11 +309,17 @@ class Index:
         conn.execute("COMMIT")
         return files
 
+    def _notes(self) -> dict[str, tuple[int, int]]:
+        """What the index holds: every note of the walk but the review note and its conflict
+        copies, the curator's own file (docs/review.md)."""
+        note = self.rules.settings.review_note
+        return {rel: seen for rel, seen in walk(self.root).items() if not is_note_file(rel, note)}
+
     def _incremental(self) -> Refresh:
         started = self.clock.monotonic()
         conn = self.conn
         conn.execute("PRAGMA journal_mode = WAL")
-        files = walk(self.root)
+        files = self._notes()
         known = {path: (ident, size, mtime) for ident, path, size, mtime in conn.execute(
             "SELECT id, path, size, mtime_ns FROM notes")}  # fmt: skip
         gone = [ident for path, (ident, _, _) in known.items() if path not in files]

@@ -1,0 +1,519 @@
+"""The review note (`core.review_note`) on disk: its ticks applied through the desk's planners,
+and the note written again from the items waiting now.
+
+`tend` is what a sweep (and `watch`, when the note changes) calls: it leaves a note that changed
+within the settle window alone (Obsidian saves while the person types), applies each section
+ticked once whose candidate (and target note) still hold the bytes the section was written from
+(one run, `by: review-note`: journalled, `undo`-able), restores the ticked drops, then renders
+the note and writes it only when its bytes would change, by compare-and-swap on the bytes it
+read (a person saving meanwhile wins; the next sweep reads their ticks). Which sections the
+curator wrote, and what each task does, are kept in the state directory (`review-note.json`):
+a section is read only against them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory_curator.commands.context import Context
+from memory_curator.commands.desk import Desk, Done
+from memory_curator.commands.log import entries
+from memory_curator.commands.note_link import conflict_copies
+from memory_curator.commands.restore import restore
+from memory_curator.commands.review import View, evaluate, flag_of, flag_reasons
+from memory_curator.commands.status import InboxItem, scan_inbox
+from memory_curator.core import candidate as cand
+from memory_curator.core import review_note as rn
+from memory_curator.core.errors import CuratorError
+from memory_curator.core.facts import Querier
+from memory_curator.core.notes import all_tags, content_hash, parse
+from memory_curator.core.privacy import privacy_tags
+from memory_curator.core.reasons import CODES
+from memory_curator.core.text import iso, one_line
+from memory_curator.store import writer
+from memory_curator.store.journal import Journal
+from memory_curator.store.paths import safe_join
+from memory_curator.store.state import sweep_lock
+
+BY = "review-note"
+STATE = "review-note.json"
+QUOTE_CHARS = 4000
+SWEEPS_SHOWN = 3
+REVIEW_HINT = "Private items and writes into your own notes are decided only in a terminal: `memory-curator review`."
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one `tend` did: the actions applied, the drops restored, the ticks refused (inbox path,
+    why), whether the note was written, and why it was left alone (`held`)."""
+
+    path: str
+    done: tuple[Done, ...] = ()
+    restored: tuple[str, ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
+    written: bool = False
+    held: str | None = None
+    conflicts: tuple[str, ...] = ()  # sync conflict copies of the note, read for ticks, never deleted
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "done": [d.to_json() for d in self.done],
+            "restored": list(self.restored),
+            "refused": [{"inbox_path": r, "why": w} for r, w in self.refused],
+            "written": self.written,
+            "held": self.held,
+            "conflicts": list(self.conflicts),
+        }
+
+
+@dataclass
+class Memory:
+    """The state directory's record of the note: the sections of the last two writes and why a
+    tick on an item was not applied (by inbox path, until the item leaves the note)."""
+
+    current: list[rn.Section] = field(default_factory=list)
+    previous: list[rn.Section] = field(default_factory=list)
+    problems: dict[str, str] = field(default_factory=dict)
+    written: str | None = None  # the hash of the note as the curator last wrote it (`watch`: its own write is no news)
+
+    @classmethod
+    def load(cls, state: Path) -> Memory:
+        try:
+            data = json.loads((state / STATE).read_text("utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(data, dict):
+            return cls()
+
+        def sections(key: str) -> list[rn.Section]:
+            got = data.get(key)
+            return [rn.Section.from_json(s) for s in got if isinstance(s, dict)] if isinstance(got, list) else []
+
+        problems = data.get("problems")
+        kept = {str(k): str(v) for k, v in problems.items()} if isinstance(problems, dict) else {}
+        written = data.get("written") if isinstance(data.get("written"), str) else None
+        return cls(sections("current"), sections("previous"), kept, written)
+
+    def known(self) -> list[rn.Section]:
+        return [*self.current, *self.previous]
+
+    def to_bytes(self) -> bytes:
+        data = {
+            "current": [s.to_json() for s in self.current],
+            "previous": [s.to_json() for s in self.previous],
+            "problems": self.problems,
+            "written": self.written,
+        }
+        return json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8", "surrogatepass")
+
+
+def note_rel(ctx: Context) -> str | None:
+    """The review note's vault path, None when the rules turn it off."""
+    return ctx.rules.settings.review_note or None
+
+
+def tend(ctx: Context, wait: bool = False) -> Outcome | None:
+    """Apply the note's settled ticks, then write it again from what waits now (None: the rules
+    turn the note off)."""
+    rel = note_rel(ctx)
+    if rel is None:
+        return None
+    path = safe_join(ctx.root, rel)
+    raw, held = _read_note(ctx, path)
+    if held:
+        return Outcome(rel, held=held)
+    memory = Memory.load(ctx.state)
+    copies = conflict_copies(ctx.root, rel)
+    reading = rn.read(raw.decode("utf-8"), memory.known()) if raw is not None else None
+    ticks = _ticks(ctx, reading, copies, memory)
+    desk = Desk(ctx, wait, by=BY)
+    done, refused = _apply(desk, ticks, memory)
+    restored = _restore(ctx, reading, copies, memory, wait)
+    for inbox, why in refused:
+        memory.problems[inbox] = why
+    written = _write(desk, path, rel, raw, reading, memory)
+    return Outcome(rel, tuple(done), restored, tuple(refused), written, conflicts=tuple(copies))
+
+
+def _read_note(ctx: Context, path: Path) -> tuple[bytes | None, str | None]:
+    """(the note's bytes, None) — or why it is left alone this time: it changed within the settle
+    window, it is not UTF-8, or it is not a plain file."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        return None, "not a plain file (a symlink or a folder): left alone"
+    try:
+        stat = path.stat()
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot read: {exc.strerror or exc}"
+    if ctx.clock.timestamp() - stat.st_mtime < ctx.rules.settings.settle_seconds:
+        return None, "changed within the settle window: read at the next sweep"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text: left alone (fix or delete it)"
+    return raw, None
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One ticked section to apply: its section (what the curator wrote), the verb, the reason."""
+
+    section: rn.Section
+    verb: str | None
+    reason: str | None
+    why: str | None = None  # why nothing is applied
+
+
+def _ticks(ctx: Context, reading: rn.Reading | None, copies: list[str], memory: Memory) -> list[Ask]:
+    """The sections ticked in the note and its conflict copies; a section ticked twice (or two
+    different ways in two copies), or mangled, applies nothing and says why."""
+    readings = [r for r in [reading, *(_read_copy(ctx, c, memory) for c in copies)] if r is not None]
+    sections: dict[str, rn.Section] = {}
+    for known in memory.known():  # the last write's rendering first, in the note's order
+        sections.setdefault(known.id, known)
+    verbs: dict[str, set[str]] = {}
+    reasons: dict[str, str | None] = {}
+    mangled: dict[str, str] = {}
+    for got in readings:
+        for sid, tick in got.ticks.items():
+            if tick.mangled:  # a copy's older sections are not the person's news: only the note's own
+                if got is reading:
+                    mangled.setdefault(sid, tick.mangled)
+            elif tick.verbs:
+                verbs.setdefault(sid, set()).update(tick.verbs)
+                reasons[sid] = reasons.get(sid) or tick.reason
+    asks = []
+    for sid, section in sections.items():
+        chosen = verbs.get(sid, set())
+        if len(chosen) > 1:
+            asks.append(
+                Ask(section, None, None, f"{len(chosen)} actions ticked ({', '.join(sorted(chosen))}); tick one")
+            )
+        elif chosen:
+            asks.append(Ask(section, chosen.pop(), reasons.get(sid)))
+        elif sid in mangled:
+            asks.append(Ask(section, None, None, mangled[sid]))
+    return asks
+
+
+def _read_copy(ctx: Context, rel: str, memory: Memory) -> rn.Reading | None:
+    raw, held = _read_note(ctx, safe_join(ctx.root, rel))
+    return rn.read(raw.decode("utf-8"), memory.known()) if raw is not None and not held else None
+
+
+def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], list[tuple[str, str]]]:
+    """Each ask through the desk, in one run; an item whose candidate is gone is simply settled."""
+    done: list[Done] = []
+    refused: list[tuple[str, str]] = []
+    todo = [a for a in asks if a.section.inbox and a.verb != rn.LEAVE]
+    if not todo:
+        return done, refused
+    with desk.session() as run:
+        for ask in todo:
+            inbox = ask.section.inbox or ""
+            if not safe_join(desk.root, inbox).is_file():
+                continue  # taken meanwhile (a sweep, review, this note before): nothing to do
+            if ask.why or ask.verb is None:
+                refused.append((inbox, ask.why or "nothing ticked"))
+                continue
+            offer = ask.section.tasks.get(ask.verb)
+            if offer is None:
+                refused.append((inbox, f"{ask.verb} is not offered for it"))
+                continue
+            detail = (ask.reason or rn.DROPPED_IN_REVIEW) if ask.verb == rn.DROP else offer.target
+            try:
+                done.append(desk.act(run, inbox, ask.verb, detail, ask.section.digest or "", ask.section.target_digest))
+                memory.problems.pop(inbox, None)
+            except CuratorError as exc:
+                refused.append((inbox, one_line(str(exc))))
+            except Exception as exc:  # a bug met on one item stays that item's; the others go on
+                refused.append((inbox, f"internal error: {one_line(exc)}; use `memory-curator review`"))
+    return done, refused
+
+
+def _restore(
+    ctx: Context, reading: rn.Reading | None, copies: list[str], memory: Memory, wait: bool
+) -> tuple[str, ...]:
+    """The drops ticked for restore in the head (each its own run, as `restore` does)."""
+    ids = set(reading.restores if reading else ())
+    for copy in copies:
+        got = _read_copy(ctx, copy, memory)
+        ids.update(got.restores if got else ())
+    heads = [s for s in memory.known() if s.id == rn.HEAD]
+    paths = {offer.target for head in heads for sid, offer in head.tasks.items() if sid in ids and offer.target}
+    restored = []
+    for dropped in sorted(paths):
+        if not safe_join(ctx.root, dropped).is_file():
+            continue
+        try:
+            restored.append(restore(ctx, ctx.root / dropped, wait).inbox_path)
+        except CuratorError:
+            continue
+    return tuple(restored)
+
+
+def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Reading | None, memory: Memory) -> bool:
+    """Render the note from what waits now and write it when its bytes change (compare-and-swap on
+    `raw`: a note saved meanwhile is left for the next sweep)."""
+    ctx = desk.ctx
+    with sweep_lock(
+        ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=desk.wait
+    ):  # no recovery: the note's own write
+        items = gather(desk, memory)
+        head = rn.head_section(head_of(ctx, items))
+        sections = [rn.item_section(item) for item in items]
+        if reading is None:
+            reading = rn.Reading({}, (), ())
+        text = rn.render(head, sections, reading.own, reading.newline, reading.bom, reading.order)
+        waiting = {item.inbox for item in items}
+        memory.problems = {k: v for k, v in memory.problems.items() if k in waiting}
+        data = text.encode("utf-8", "surrogateescape")
+        if raw is not None and data == raw:
+            return False
+        kept = memory.previous, memory.current, memory.written
+        memory.previous, memory.current, memory.written = memory.current, [head, *sections], content_hash(data)
+        ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())  # before the note: it must know its sections
+        try:
+            if raw is None:
+                ctx.files.create(path, data)
+            else:
+                ctx.files.replace(path, data, content_hash(raw))
+        except (writer.Conflict, FileExistsError):  # saved meanwhile: the sections in it are still the old ones
+            memory.previous, memory.current, memory.written = kept
+            ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
+            return False
+        return True
+
+
+def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
+    """The items waiting for a person, newest first, each with what it allows."""
+    waiting = [i for i in scan_inbox(desk.root, desk.state, settings=desk.rules.settings) if i.waiting_for_person]
+    if not waiting:
+        return []
+    flags = flag_reasons(desk)
+    querier = desk.querier()
+    try:
+        return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory) for i in reversed(waiting)]
+    finally:
+        close = getattr(querier, "close", None)
+        if callable(close):
+            close()
+
+
+def _safe_item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Memory) -> rn.Item:
+    """The item, or, when reading it meets a bug, the item with only `leave` and the bug named."""
+    try:
+        return _item(desk, querier, found, code, memory)
+    except Exception as exc:
+        why = f"internal error: {one_line(exc)}; use `memory-curator review`"
+        return rn.Item(
+            found.rel, "", found.rel, code, CODES.get(code, code), offers=(rn.Offer(rn.LEAVE),), elsewhere=why
+        )
+
+
+def _item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Memory) -> rn.Item:
+    code = "too-large" if found.too_large else code
+    problem = memory.problems.get(found.rel)
+    base = rn.Item(found.rel, "", found.rel.rpartition("/")[2], code, CODES.get(code, code), found.uncertainty)
+    if found.too_large:
+        return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=found.too_large, problem=problem)
+    try:
+        raw, candidate = desk.read(found.rel)
+    except CuratorError as exc:
+        return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=str(exc), problem=problem)
+    text = raw.decode("utf-8")
+    title = _title(candidate) or base.title
+    base = _with(base, digest=candidate.digest, title=title, problem=problem)
+    if candidate.privacy:
+        why = "private content (" + ", ".join(candidate.privacy) + "): approved only in `memory-curator review`"
+        quoted = "(private content is not quoted here: the note is visible in search and synced)"
+        return _with(base, quoted=quoted, offers=_closing(), elsewhere=why)
+    try:
+        view = evaluate(desk, querier, candidate)
+    except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
+        view = None
+    offers, concerns, target_digest, elsewhere = _offers(desk, candidate, view)
+    return _with(
+        base,
+        concerns=concerns,
+        target_digest=target_digest,
+        quoted=_quote(text, view),
+        offers=(*offers, *_closing()),
+        elsewhere=elsewhere,
+    )
+
+
+def _with(item: rn.Item, **changes: Any) -> rn.Item:
+    from dataclasses import replace
+
+    return replace(item, **changes)
+
+
+def _closing() -> tuple[rn.Offer, ...]:
+    return rn.Offer(rn.DROP), rn.Offer(rn.LEAVE)
+
+
+def _title(candidate: cand.Candidate) -> str | None:
+    fm = candidate.frontmatter
+    for key in ("title", "name"):
+        if isinstance(fm.get(key), str) and fm[key].strip():
+            return str(fm[key])
+    if fm.get("entity") and fm.get("predicate"):
+        return f"{fm['entity']} {fm['predicate']}"
+    return None
+
+
+def _offers(
+    desk: Desk, candidate: cand.Candidate, view: View | None
+) -> tuple[tuple[rn.Offer, ...], str | None, str | None, str | None]:
+    """(the offers, the note it concerns, that note's hash, why a write is left to `review`)."""
+    offers: list[rn.Offer] = []
+    target = candidate.target
+    problem = candidate.note.problem or cand.placement_problem(candidate, desk.rules)
+    if target and not problem and not safe_join(desk.root, target).exists():
+        offers.append(rn.Offer("promote", target))
+    if view is None:
+        return tuple(offers), None, None, None
+    concerns = view.patch_target or view.default_target
+    if view.persons and view.patch_target:
+        why = f"it concerns your own note {view.patch_target}: only `memory-curator review` writes into it"
+        return tuple(offers), view.patch_target, None, why
+    note = view.default_target
+    if note is None:
+        return tuple(offers), concerns, None, None
+    differs = view.side is not None and view.side.differs and view.side.note == note
+    verbs = ("new", "old", "both") if differs else ("patch",)
+    try:
+        digest = content_hash(safe_join(desk.root, note).read_bytes())
+        for verb in verbs:
+            desk.preview(candidate.inbox_path, note, None if verb == "patch" else verb)  # type: ignore[arg-type]
+    except (CuratorError, OSError):
+        return tuple(offers), note, None, None
+    return (*offers, *(rn.Offer(v, note) for v in verbs)), note, digest, None
+
+
+def _quote(text: str, view: View | None) -> str:
+    """The candidate's text and, for a patch or contradiction, the note's values beside its own."""
+    parts = []
+    if view is not None and view.side is not None:
+        parts.append(f"field | {view.side.note} | this item")
+        parts += [f"{name} | {old} | {new}" for name, old, new in view.side.rows]
+        parts.append("")
+    body = text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS] + "\n… (cut: open the file for the rest)"
+    parts.append(body)
+    return "\n".join(parts)
+
+
+def head_of(ctx: Context, items: Iterable[rn.Item]) -> rn.Head:
+    counts = Counter(item.code for item in items)
+    records = list(Journal(ctx.state / "journal.jsonl").records())
+    return rn.Head(tuple(sorted(counts.items())), _sweeps(records), _drops(ctx, records), REVIEW_HINT)
+
+
+def _sweeps(records: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The last sweeps that changed something, newest first (a sweep with nothing to do leaves
+    the note as it was)."""
+    runs = [r for r in records if r.get("event") == "run" and (r.get("processed") or r.get("errors"))]
+    out = []
+    for r in reversed(runs[-SWEEPS_SHOWN:]):
+        counts = ", ".join(f"{r.get(k) or 0} {k}" for k in ("promoted", "patched", "dropped", "needs_review"))
+        out.append(f"{str(r.get('started') or r.get('time'))[:16].replace('T', ' ')}: {counts}")
+    return tuple(out)
+
+
+def _drops(ctx: Context, records: list[dict[str, Any]]) -> tuple[rn.Dropped, ...]:
+    """Drops of the last 7 days still in `.dropped/`, but not privacy content (a restore from the
+    phone would bring it back where an agent's sync may read it)."""
+    now = ctx.clock.now()
+    log = [e for e in entries(records) if e.undone_by is None and e.status in ("done", "recovered")]
+    restored = {e.dest for e in log if e.verdict == "restore"}
+    out = []
+    for e in reversed(log):
+        if e.verdict != "drop" or not e.dest or e.dest in restored or not e.time:
+            continue
+        if now - e.time > dt.timedelta(days=7):
+            continue
+        try:
+            note = parse(safe_join(ctx.root, e.dest).read_bytes())
+        except (OSError, CuratorError):
+            continue
+        if privacy_tags(all_tags(note), ctx.rules.settings.privacy_tags):
+            continue
+        out.append(rn.Dropped(e.dest, e.rule or "?", iso(e.time)[:10]))
+    return tuple(out)
+
+
+def after_sweep(ctx: Context, wait: bool = False) -> list[str]:
+    """What a sweep says of the note once it is done: the ticks applied and refused; a note that
+    cannot be tended never fails the sweep (the next one tries again)."""
+    try:
+        outcome = tend(ctx, wait)
+    except CuratorError as exc:
+        return [f"review note: {one_line(str(exc))}"]
+    except OSError as exc:
+        return [f"review note: {exc.strerror or exc}"]
+    except Exception as exc:  # a bug in the note never fails the sweep that is done
+        return [f"review note: internal error: {one_line(exc)}"]
+    if outcome is None:
+        return []
+    said = []
+    if outcome.held and not outcome.held.startswith("changed within"):  # typing is no news
+        said.append(f"review note: {outcome.path}: {outcome.held}")
+    if outcome.done:
+        said.append(f"review note: {len(outcome.done)} ticked action(s) applied (undo {outcome.done[0].run_id})")
+    if outcome.restored:
+        said.append(f"review note: {len(outcome.restored)} drop(s) restored")
+    said += [f"review note: {inbox}: not applied: {why}" for inbox, why in outcome.refused]
+    return said
+
+
+@dataclass
+class Watched:
+    """The review note as `watch` follows it: a change to it (or to a conflict copy) sweeps once
+    the note has been quiet for the settle window (Obsidian saves while the person types); the
+    curator's own write of it (the bytes `Memory.written` names) does not."""
+
+    folder: Path
+    rel: str
+    state: Path
+    changed: float | None = None  # monotonic time of the last event on it
+    copy: bool = False  # the event was on a conflict copy
+
+    @classmethod
+    def of(cls, root: Path, rel: str, state: Path) -> Watched | None:
+        if not rel:
+            return None
+        folder = safe_join(root, rel).parent
+        return cls(folder, rel, state) if folder.is_dir() else None
+
+    def seen(self, root: Path, path: str, when: float) -> None:
+        try:
+            rel = Path(path).resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return
+        if rn.is_note_file(rel, self.rel) and not Path(path).name.startswith("."):
+            self.changed, self.copy = when, self.copy or rel != self.rel
+
+    def settled(self, now: float, settle: float) -> bool:
+        """Quiet long enough, and not the curator's own write: due once."""
+        if self.changed is None or now - self.changed < settle:
+            return False
+        news = self.copy or _hash(self.folder / self.rel.rpartition("/")[2]) != Memory.load(self.state).written
+        self.changed, self.copy = None, False
+        return news
+
+
+def _hash(path: Path) -> str | None:
+    try:
+        return content_hash(path.read_bytes())
+    except OSError:
+        return None

@@ -1,0 +1,450 @@
+"""The review note: the waiting items as a note of task lists a person ticks in Obsidian, and the
+ticks read back (pure: text in, text and data out; `commands.review_note` does the files).
+
+The note is made of generated sections, each between two marker lines (Obsidian comments, hidden
+when the note is read), and of the person's own lines between them, kept verbatim. A section is
+trusted only when its lines are exactly those the curator wrote (`Section.lines`, which the
+command keeps in the state directory), but for the boxes of its task lines and the words a
+person may add to a `drop` line. So an agent's text, quoted in a fence longer than any fence in
+it, is only ever compared, never read: a `- [x]` or a `^mc-` id inside it is not a tick, and a
+section it or anyone else changed (a line added, a line lost, a half-saved note) is `mangled`,
+and nothing of it is applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory_curator.core.names import CONFLICT
+
+DEFAULT_PATH = "_meta/Inbox review.md"
+BEGIN = "%% mc:begin {id} %%"
+END = "%% mc:end {id} %%"
+HEAD = "head"
+LEAVE = "leave"
+DROP = "drop"
+RESTORE = "restore"
+# verb -> the words of its task line; a patch's settle choices are verbs of their own
+VERBS: Mapping[str, str] = {
+    "promote": "promote to",
+    "patch": "patch into",
+    "new": "take the new value into",
+    "old": "keep the old value of",
+    "both": "keep both values in",
+    DROP: "drop",
+    LEAVE: "leave",
+    RESTORE: "restore",
+}
+DROPPED_IN_REVIEW = "dropped in review"
+_TASK = re.compile(r"^(?P<lead>\s*[-*+] \[)(?P<box>[ xX])(?P<rest>\] .*)$")
+_BLOCK = re.compile(r" \^mc-(?P<id>[0-9a-f]{12})-(?P<verb>[a-z]+)\s*$")
+_LINK_UNSAFE = re.compile(r"[\[\]|#^\n\r]")
+_INERT = re.compile(r"[\[\]<>!|^%`$\\*_~=#&{}]")
+_MARKER = re.compile(r"%% mc:begin ([0-9a-f]{12}|head) %%")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
+
+
+def item_id(*parts: str | None) -> str:
+    """The stable id of a section: its inbox path and hash (and, for a patch, the target's hash).
+    A changed candidate or target is another id, so a tick on the old one is stale."""
+    return hashlib.sha256("\0".join(p or "" for p in parts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
+def is_note_file(rel: str, note: str | None) -> bool:
+    """The review note or one of its sync conflict copies: the curator's own, never a note."""
+    if not note:
+        return False
+    folder, _, name = unicodedata.normalize("NFC", rel).rpartition("/")
+    want_folder, _, want = unicodedata.normalize("NFC", note).rpartition("/")
+    return folder == want_folder and (name == want or (name.startswith(want[:-3]) and bool(CONFLICT.search(name))))
+
+
+def inert(text: str, limit: int = 200) -> str:
+    """Text an agent controls (a title, a reason) on one line with nothing Obsidian would act on:
+    no link, embed, HTML, comment, tag, math or emphasis characters."""
+    line = " ".join(_INERT.sub(" ", text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def link(path: str, label: str | None = None) -> str:
+    """A `[[wikilink]]` to a vault file (a note without its `.md`), or the path as inert text when
+    its name holds what a wikilink cannot."""
+    if _LINK_UNSAFE.search(path) or "%%" in path:
+        return f"{inert(path)} (no link: its name holds [ ] | # ^)"
+    target = path[:-3] if path.endswith(".md") else path
+    return f"[[{target}|{inert(label)}]]" if label and inert(label) else f"[[{target}]]"
+
+
+def code(path: str) -> str:
+    """A path shown as inline code (a file Obsidian does not list, in a dot-folder), or inert."""
+    return f"`{path}`" if "`" not in path and "\n" not in path and "%%" not in path else inert(path)
+
+
+def obsidian_url(vault_name: str, path: str) -> str:
+    """`obsidian://open?vault=…&file=…`: what opens the note in Obsidian with one click."""
+    target = path[:-3] if path.endswith(".md") else path
+    quote = urllib.parse.quote
+    return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
+
+
+def fenced(text: str) -> list[str]:
+    """`text` as a code block no line of it can close: the fence is longer than any in it, and
+    tagged `text`, so nothing in it runs (dataview, HTML, embeds) or is read as a task."""
+    longest = max((len(m.group(1)) for m in _FENCE.finditer(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n").split("\n")
+    return [f"{fence}text", *body, fence]
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One action an item allows: its verb (`VERBS`) and, for promote and patch, the note."""
+
+    verb: str
+    target: str | None = None
+
+    def line(self, section: str) -> str:
+        """The task line; a note that does not exist yet (a promote's) is named, never linked: a
+        click on an unresolved link would create it, and the promote would then find it taken."""
+        shown = "" if not self.target else f" {code(self.target) if self.verb == 'promote' else link(self.target)}"
+        words = VERBS[self.verb] + shown
+        return f"- [ ] {words} ^mc-{section}-{self.verb}"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One waiting item as the note shows it."""
+
+    inbox: str
+    digest: str
+    title: str
+    code: str  # `core.reasons.CODES`
+    words: str  # the code's words
+    uncertainty: str | None = None
+    concerns: str | None = None  # the note it concerns
+    target_digest: str | None = None  # that note's hash, when a patch is offered
+    quoted: str = ""  # the agent's text (and old beside new), quoted inert
+    offers: tuple[Offer, ...] = ()
+    elsewhere: str | None = None  # why the note offers no write (privacy, the person's note): use review
+    problem: str | None = None  # why the last tick on it was not applied
+
+    @property
+    def id(self) -> str:
+        return item_id(self.inbox, self.digest, self.target_digest)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A drop of the last 7 days the head offers to restore."""
+
+    path: str
+    rule: str
+    day: str
+
+    @property
+    def id(self) -> str:
+        return item_id(RESTORE, self.path)
+
+
+@dataclass(frozen=True)
+class Head:
+    counts: tuple[tuple[str, int], ...]  # (reason code, items)
+    sweeps: tuple[str, ...]  # one line each, newest first
+    drops: tuple[Dropped, ...]
+    review_hint: str  # what to run for what the note never offers
+
+
+@dataclass(frozen=True)
+class Section:
+    """A generated section: its id, its lines (markers included), what each task line does (by
+    verb; in the head, by the drop's id) and what it was written from (the candidate's path and
+    hash, the target note's hash): a tick is applied only while they still hold."""
+
+    id: str
+    lines: tuple[str, ...]
+    tasks: Mapping[str, Offer]
+    inbox: str | None = None
+    digest: str | None = None
+    target_digest: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        tasks = {key: [offer.verb, offer.target] for key, offer in self.tasks.items()}
+        bound = {"inbox": self.inbox, "digest": self.digest, "target_digest": self.target_digest}
+        return {"id": self.id, "lines": list(self.lines), "tasks": tasks, **bound}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Section:
+        """A section as the state directory kept it; anything malformed reads as no task."""
+        tasks = data.get("tasks") if isinstance(data.get("tasks"), dict) else {}
+        offers = {
+            str(key): Offer(str(v[0]), v[1] if isinstance(v[1], str) else None)
+            for key, v in (tasks or {}).items()
+            if isinstance(v, list) and len(v) == 2
+        }
+        lines = data.get("lines") if isinstance(data.get("lines"), list) else []
+        bound = [data.get(k) if isinstance(data.get(k), str) else None for k in ("inbox", "digest", "target_digest")]
+        return cls(str(data.get("id")), tuple(str(x) for x in lines or ()), offers, *bound)
+
+
+def head_section(head: Head) -> Section:
+    lines = [BEGIN.format(id=HEAD), "", "# Inbox review", ""]
+    total = sum(n for _, n in head.counts)
+    if total:
+        lines.append(f"{total} waiting: " + ", ".join(f"{n} {code}" for code, n in head.counts) + ".")
+    else:
+        lines.append("Nothing waits for you.")
+    lines += ["", "Tick one box per item: the next sweep applies it (a tick is as trusted as write access)."]
+    lines += ["Your own lines outside the `mc:` sections are kept. " + head.review_hint, ""]
+    if head.sweeps:
+        lines += ["Last sweeps:", *(f"- {s}" for s in head.sweeps), ""]
+    tasks: dict[str, Offer] = {}
+    if head.drops:
+        lines += ["## Dropped in the last 7 days", ""]
+        for drop in head.drops:
+            lines.append(f"- [ ] restore {code(drop.path)} ({inert(drop.rule)}, {drop.day}) ^mc-{drop.id}-{RESTORE}")
+            tasks[drop.id] = Offer(RESTORE, drop.path)
+        lines.append("")
+    lines += [END.format(id=HEAD), ""]
+    return Section(HEAD, tuple(lines), tasks)
+
+
+def item_section(item: Item) -> Section:
+    sid = item.id
+    lines = [BEGIN.format(id=sid), "", f"## {link(item.inbox, item.title or item.inbox)}", ""]
+    lines.append(f"Waits: **{item.code}**: {inert(item.words)}.")
+    if item.uncertainty:
+        lines.append(f"Curator: {inert(item.uncertainty, 400)}.")
+    if item.concerns:
+        lines.append(f"Concerns: {link(item.concerns)}")
+    if item.elsewhere:
+        lines.append(f"Only in a terminal: {inert(item.elsewhere, 300)}")
+    if item.problem:
+        lines.append(f"⚠ Not applied: {inert(item.problem, 300)}")
+    lines += ["", *fenced(item.quoted), ""]
+    lines += [offer.line(sid) for offer in item.offers]
+    lines += ["", END.format(id=sid), ""]
+    return Section(sid, tuple(lines), {o.verb: o for o in item.offers}, item.inbox, item.digest, item.target_digest)
+
+
+@dataclass(frozen=True)
+class Tick:
+    """What a section's boxes say: `verbs` ticked (exactly one is a decision), `reason` typed on
+    a ticked drop line, or why the section cannot be read (`mangled`)."""
+
+    id: str
+    verbs: tuple[str, ...] = ()
+    reason: str | None = None
+    mangled: str | None = None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A note read against the sections the curator wrote: the ticks per section, the person's
+    own lines (anchored after the section they follow; "" for the top), and the note's form."""
+
+    ticks: Mapping[str, Tick]
+    restores: tuple[str, ...]  # the ids of the drops ticked for restore
+    own: tuple[tuple[str, tuple[str, ...]], ...]  # (anchor id, lines)
+    newline: str = "\n"
+    bom: bool = False
+    order: tuple[str, ...] = ()  # the sections' ids in the note's order (where a gone one's lines go)
+
+
+def lines_of(text: str) -> tuple[list[str], str, bool]:
+    """The note's lines, its newline (`\\r\\n` as a phone may write) and whether it had a BOM."""
+    bom = text.startswith("\ufeff")
+    text = text.removeprefix("\ufeff")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines, newline, bom
+
+
+def read(text: str, known: Iterable[Section]) -> Reading:
+    """The ticks in `text`, for the sections the curator wrote (`known`: an id may have more than
+    one rendering, those of the last two writes). A section is read only where its lines are a
+    known rendering but for boxes and a drop's words, once: a copy quoted inside another intact
+    section (an agent's text) is text; two copies, or none intact where its marker is, apply
+    nothing (`mangled`), and only the lines of a mangled section that are the curator's are taken."""
+    lines, newline, bom = lines_of(text)
+    by_id: dict[str, list[Section]] = {}
+    for section in known:
+        by_id.setdefault(section.id, []).append(section)
+    starts = _starts(lines)
+    matches = [m for sid, where in starts.items() for n in where if (m := _match(sid, n, lines, by_id))]
+    outer = [m for m in matches if not any(o is not m and o[2] <= m[2] and m[3] <= o[3] for o in matches)]
+    taken = [False] * len(lines)
+    for _, _, first, last in outer:
+        taken[first : last + 1] = [True] * (last + 1 - first)
+    inside = {n for _, _, first, last in outer for n in range(first, last + 1)}
+    ticks: dict[str, Tick] = {}
+    for sid, where in starts.items():
+        mine = [m for m in outer if m[0].id == sid]
+        free = [n for n in where if n not in inside]
+        if len(mine) == 1:
+            ticks[sid] = mine[0][1]
+        elif free or mine:
+            _take_ours(sid, free, lines, by_id.get(sid, []), taken, by_id)
+            if sid in by_id:
+                twice = "its section appears more than once in the note"
+                cut = "its section was changed or cut (a half-saved note?); nothing of it was read"
+                ticks[sid] = Tick(sid, mangled=twice if len(mine) > 1 else cut)
+    anchors: dict[str, list[int]] = {}
+    for section, _, first, _ in outer:
+        anchors.setdefault(section.id, []).append(first)
+    for sid, where in starts.items():
+        if sid in by_id:  # a marker of no section the curator wrote is text
+            anchors.setdefault(sid, []).extend(n for n in where if n not in inside)
+    own = _own_lines(lines, taken, anchors)
+    order = tuple(sid for _, sid in sorted((n, sid) for sid, where in anchors.items() for n in where))
+    head = ticks.pop(HEAD, None)
+    restores = head.verbs if head is not None and not head.mangled else ()
+    return Reading(ticks, restores, own, newline, bom, order)
+
+
+def _starts(lines: Sequence[str]) -> dict[str, list[int]]:
+    """section id -> the lines its begin marker is on."""
+    starts: dict[str, list[int]] = {}
+    for n, line in enumerate(lines):
+        match = _MARKER.fullmatch(line.strip())
+        if match:
+            starts.setdefault(match.group(1), []).append(n)
+    return starts
+
+
+def _match(
+    sid: str, start: int, lines: Sequence[str], by_id: Mapping[str, list[Section]]
+) -> tuple[Section, Tick, int, int] | None:
+    """(the rendering, its ticks, first line, last line) of the section begun at `start`, if its
+    lines are one of its renderings but for boxes and a drop's words."""
+    for section in by_id.get(sid, []):
+        tick = _compare(section, lines[start : start + len(section.lines)])
+        if tick is not None:
+            return section, tick, start, start + len(section.lines) - 1
+    return None
+
+
+def _take_ours(
+    sid: str, where: list[int], lines: list[str], renderings: list[Section], taken: list[bool], known: Iterable[str]
+) -> None:
+    """Mark the lines of a mangled section that are the curator's (its markers, and lines any of
+    its renderings holds, boxes aside), from each begin marker to its end marker or the next."""
+    end = END.format(id=sid)
+    ours = {_unticked(line) for section in renderings for line in section.lines} | {BEGIN.format(id=sid), end}
+    for start in where:
+        for n in range(start, len(lines)):
+            marker = _MARKER.fullmatch(lines[n].strip())
+            if n > start and marker and marker.group(1) in known:
+                break
+            if _unticked(lines[n]) in ours and not taken[n]:
+                taken[n] = True
+            if lines[n].strip() == end:
+                break
+
+
+def _unticked(line: str) -> str:
+    return _TASK.sub(lambda m: f"{m.group('lead')} {m.group('rest')}", line.rstrip())
+
+
+def _compare(section: Section, got: Sequence[str]) -> Tick | None:
+    """The ticks of `got` if it is `section` but for boxes (and the words after a drop's verb)."""
+    if len(got) != len(section.lines):
+        return None
+    ticked: list[str] = []
+    reason: str | None = None
+    for mine, theirs in zip(section.lines, got, strict=True):
+        if mine.rstrip() == theirs.rstrip():
+            continue
+        block = _BLOCK.search(mine)
+        want, have = _TASK.match(mine), _TASK.match(theirs.rstrip())
+        if block is None or want is None or have is None:
+            return None
+        said = _said(mine, theirs.rstrip(), block.group("verb"))
+        if said is None:
+            return None
+        if have.group("box") in "xX":
+            ticked.append(block.group("id") if section.id == HEAD else block.group("verb"))
+            if block.group("verb") == DROP:
+                reason = said or None
+    return Tick(section.id, tuple(ticked), reason)
+
+
+def _said(mine: str, theirs: str, verb: str) -> str | None:
+    """The words a person added to a task line (only a drop's may take any), or None when the line
+    is not the curator's one with its box toggled."""
+    body_mine = _TASK.sub(r"\g<rest>", mine)
+    body_theirs = _TASK.sub(r"\g<rest>", theirs)
+    if body_mine == body_theirs:
+        return ""
+    if verb != DROP:
+        return None
+    block = _BLOCK.search(body_mine)
+    assert block is not None
+    prefix = body_mine[: block.start()]
+    suffix = body_mine[block.start() :]
+    if not body_theirs.startswith(prefix):
+        return None
+    rest = body_theirs[len(prefix) :]
+    if rest.endswith(suffix):
+        added = rest[: len(rest) - len(suffix)]
+    elif rest.startswith(suffix):
+        added = rest[len(suffix) :]
+    else:
+        return None
+    return " ".join(added.strip(" :—-–").split())
+
+
+def _own_lines(
+    lines: list[str], taken: list[bool], starts: Mapping[str, list[int]]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The lines no section holds, in runs, each anchored to the section begun before it."""
+    begin_at = {n: sid for sid, where in starts.items() for n in where}
+    anchor, run, out = "", list[str](), list[tuple[str, tuple[str, ...]]]()
+    for n, line in enumerate(lines):
+        if n in begin_at:
+            if run:
+                out.append((anchor, tuple(run)))
+                run = []
+            anchor = begin_at[n]
+        if not taken[n]:
+            run.append(line)
+    if run:
+        out.append((anchor, tuple(run)))
+    return tuple(out)
+
+
+def render(
+    head: Section,
+    items: Sequence[Section],
+    own: Sequence[tuple[str, Sequence[str]]] = (),
+    newline: str = "\n",
+    bom: bool = False,
+    order: Sequence[str] = (),
+) -> str:
+    """The note: the person's top lines, the head, then each item (newest first), each followed
+    by the person's lines anchored to it. Lines whose section left follow the nearest section
+    before it (in the old note's `order`) that is still there, so their order is kept."""
+    placed = {head.id, *(s.id for s in items)}
+    anchored: dict[str, list[str]] = {}
+    for anchor, chunk in own:
+        anchored.setdefault(_still_there(anchor, placed, order), []).extend(chunk)
+    out: list[str] = list(anchored.get("", []))
+    for section in (head, *items):
+        out.extend(section.lines)
+        out.extend(anchored.get(section.id, []))
+    return ("\ufeff" if bom else "") + newline.join(out) + newline
+
+
+def _still_there(anchor: str, placed: set[str], order: Sequence[str]) -> str:
+    """`anchor`, or the nearest section before it in `order` still placed ("" for the top)."""
+    if anchor == "" or anchor in placed:
+        return anchor
+    before = list(order[: order.index(anchor)]) if anchor in order else []
+    return next((sid for sid in reversed(before) if sid in placed), HEAD if HEAD in placed else "")

@@ -1,0 +1,138 @@
+"""The review note's text, pure (`core.review_note`): what is read back from any edit of it, and
+that the person's own lines survive every rewrite."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_curator.core import review_note as rn
+
+ITEMS = (
+    rn.Item(
+        "_inbox/a/one.md",
+        "sha256:1",
+        "One",
+        "undecided",
+        "a criterion could not be decided",
+        quoted="- [x] drop ^mc-000000000000-drop\n%% mc:begin 000000000000 %%\n````\n",
+        offers=(rn.Offer("promote", "facts/one/x.md"), rn.Offer("drop"), rn.Offer("leave")),
+    ),
+    rn.Item(
+        "_inbox/a/two.md",
+        "sha256:2",
+        "Two",
+        "contradiction",
+        "a different value",
+        concerns="facts/two/x.md",
+        target_digest="sha256:t",
+        quoted="value | old | new",
+        offers=(*(rn.Offer(v, "facts/two/x.md") for v in ("new", "old", "both")), rn.Offer("drop"), rn.Offer("leave")),
+    ),
+    rn.Item("_inbox/a/three.md", "sha256:3", "Three", "private", "w", offers=(rn.Offer("drop"), rn.Offer("leave"))),
+)
+DROPPED = (rn.Dropped("_inbox/.dropped/a/x.md", "rule", "2026-11-20"),)
+HEAD = rn.head_section(rn.Head((("undecided", 3),), (), DROPPED, "hint"))
+SECTIONS = [rn.item_section(item) for item in ITEMS]
+TEXT = rn.render(HEAD, SECTIONS)
+LINES = TEXT.split("\n")[:-1]
+SPANS = {}  # section id -> (first line, last line) in TEXT
+for section in (HEAD, *SECTIONS):
+    start = LINES.index(rn.BEGIN.format(id=section.id))
+    SPANS[section.id] = (start, start + len(section.lines) - 1)
+TASKS = [  # (line, id, verb) of each task line of ours (not those quoted in a fence)
+    (n, m.group(1), m.group(2))
+    for n, line in enumerate(LINES)
+    if line.startswith("- [ ] ") and (m := re.search(r"\^mc-(\w+)-(\w+)$", line))
+]
+PERSON = st.text(st.characters(codec="utf-8", exclude_characters="\r\n\x85\u2028\u2029"), max_size=30)
+
+
+def owner(n: int) -> str:
+    return next(sid for sid, (a, b) in SPANS.items() if a <= n <= b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ticks=st.sets(st.sampled_from(range(len(TASKS)))),
+    reasons=st.dictionaries(st.sampled_from(range(len(TASKS))), st.text("abc xyz:", min_size=1, max_size=12)),
+    deleted=st.sets(st.sampled_from(range(len(LINES))), max_size=2),
+    inserted=st.lists(st.tuples(st.integers(0, len(LINES)), PERSON), max_size=6),
+    crlf=st.booleans(),
+    bom=st.booleans(),
+)
+def test_any_edit_reads_only_intact_ticks_and_keeps_every_own_line(ticks, reasons, deleted, inserted, crlf, bom):
+    lines = list(LINES)
+    for k in ticks:
+        n, _, verb = TASKS[k]
+        lines[n] = lines[n].replace("- [ ] ", "- [x] ", 1)
+        if verb == "drop" and k in reasons:  # a reason typed after the verb
+            lines[n] = lines[n].replace(" drop ^mc-", f" drop: {reasons[k]} ^mc-")
+    own = [f"person line {i}: {text}" for i, (_, text) in enumerate(inserted)]
+    out: list[str] = []
+    for n in range(len(lines) + 1):
+        out += [own[i] for i, (at, _) in enumerate(inserted) if at == n]
+        if n < len(lines) and n not in deleted:
+            out.append(lines[n])
+    newline = "\r\n" if crlf else "\n"
+    text = ("\ufeff" if bom else "") + newline.join(out) + newline
+    reading = rn.read(text, [HEAD, *SECTIONS])
+
+    for sid, (first, last) in SPANS.items():
+        touched = any(first <= n <= last for n in deleted) or any(first < at <= last for at, _ in inserted)
+        verbs = sorted(TASKS[k][2] if sid != rn.HEAD else TASKS[k][1] for k in ticks if owner(TASKS[k][0]) == sid)
+        if sid == rn.HEAD:
+            assert sorted(reading.restores) == ([] if touched else verbs)
+            continue
+        got = reading.ticks.get(sid)
+        if touched:  # mangled or gone: nothing of it is read
+            assert got is None or got.mangled
+            continue
+        assert got is not None and got.mangled is None and sorted(got.verbs) == verbs
+        drop = [k for k in ticks if owner(TASKS[k][0]) == sid and TASKS[k][2] == "drop" and k in reasons]
+        if drop and " ".join(reasons[drop[0]].strip(" :").split()):
+            assert got.reason is not None
+    again = rn.render(HEAD, SECTIONS[1:], reading.own, reading.newline, reading.bom, reading.order)  # one item left
+    kept = iter(again.removeprefix("\ufeff").split(newline))
+    assert all(line in kept for line in out if line in own)  # every own line, in the note's order
+    assert (reading.newline, reading.bom) == (newline, bom)
+
+
+def test_a_section_read_back_untouched_has_no_ticks_and_rewrites_to_the_same_bytes() -> None:
+    reading = rn.read(TEXT, [HEAD, *SECTIONS])
+    assert all(t.verbs == () and t.mangled is None for t in reading.ticks.values())
+    assert rn.render(HEAD, SECTIONS, reading.own, reading.newline, reading.bom) == TEXT
+
+
+def test_agent_text_is_fenced_longer_than_its_own_fences_and_its_ids_are_no_sections() -> None:
+    section = SECTIONS[0]
+    fence = next(line for line in section.lines if line.startswith("`"))
+    assert fence == "`````text"  # one longer than the agent's four
+    reading = rn.read(TEXT, [HEAD, *SECTIONS])
+    assert "000000000000" not in reading.ticks
+
+
+def test_titles_and_reasons_are_inert() -> None:
+    item = rn.Item("_inbox/a/x.md", "h", "![[secret]] <b>hi</b> %%c%% #tag", "undecided", "w", "[[x]] `y`")
+    heading = next(line for line in rn.item_section(item).lines if line.startswith("## "))
+    assert heading == "## [[_inbox/a/x|secret b hi /b c tag]]"
+    assert "[[" not in rn.link("_inbox/a/we]ird.md")
+    assert rn.obsidian_url("My Vault", "_meta/Inbox review.md") == (
+        "obsidian://open?vault=My%20Vault&file=_meta%2FInbox%20review"
+    )
+
+
+def test_a_section_copied_into_an_agents_text_neither_ticks_nor_blocks_the_real_one() -> None:
+    victim = SECTIONS[2]
+    forged = "\n".join(victim.lines).replace("- [ ] drop", "- [x] drop")
+    evil = rn.Item("_inbox/b/evil.md", "sha256:e", "Evil", "undecided", "w", quoted=forged, offers=(rn.Offer("leave"),))
+    sections = [rn.item_section(evil), *SECTIONS]
+    text = rn.render(HEAD, sections)
+    real = f"- [ ] leave ^mc-{victim.id}-leave"
+    assert text.count(real) == 2  # quoted once, and the real one
+    at = text.rindex(real)
+    text = text[:at] + real.replace("[ ]", "[x]") + text[at + len(real) :]
+    reading = rn.read(text, [HEAD, *sections])
+    assert reading.ticks[victim.id] == rn.Tick(victim.id, ("leave",))  # the person's tick, not the forged drop
