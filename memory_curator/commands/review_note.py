@@ -38,7 +38,7 @@ from memory_curator.core.reasons import CODES
 from memory_curator.core.text import iso, one_line
 from memory_curator.store import writer
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import safe_join
+from memory_curator.store.paths import relpath, safe_join
 from memory_curator.store.state import sweep_lock
 
 BY = "review-note"
@@ -117,6 +117,20 @@ class Memory:
 def note_rel(ctx: Context) -> str | None:
     """The review note's vault path, None when the rules turn it off."""
     return ctx.rules.settings.review_note or None
+
+
+def stray_temps(ctx: Context) -> list[str]:
+    """Remove the temp files a write of the note left when its own unlink failed: called under
+    the sweep lock, as recovery removes those of the plans (no write of the note is under way)."""
+    rel = note_rel(ctx)
+    if rel is None:
+        return []
+    folder = safe_join(ctx.root, rel).parent
+    notes = []
+    for temp in ctx.files.stray_temps(folder):
+        ctx.files.unlink_quietly(temp)
+        notes.append(f"removed stray temp file {relpath(ctx.root, temp)}")
+    return notes
 
 
 def tend(ctx: Context, wait: bool = False) -> Outcome | None:

@@ -121,7 +121,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         started = ctx.clock.monotonic()
         recovered = recovery.recover(ctx.root, ctx.state, journal, ctx.files)
         sweep.reviewed.update(recovered.reviewed)
-        notes = recovered.notes
+        notes = recovered.notes + review_note.stray_temps(ctx)
         result = _sweep(sweep, agents, scope, judge)
         notes += sweep.querier.notices()  # semantic pairing off this sweep, and why: said once
         sweep.reviewed.update(sweep.executor.held)
