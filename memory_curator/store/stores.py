@@ -18,19 +18,20 @@ from pathlib import Path
 
 from memory_curator.core.notes import content_hash
 from memory_curator.store.paths import Ignored, ignored_entries
-from memory_curator.store.writer import FILES, Files
+from memory_curator.store.writer import FILES, Files, Group
 
 LEDGER = "reviewed.json"
 SIGHTINGS = "sightings.json"
 
 
-def save_preimage(state: Path, data: bytes, files: Files = FILES) -> str:
-    """Keep `data` at `<state>/preimages/<sha256 hex>` (atomic, never overwritten); returns its hash."""
+def save_preimage(state: Path, data: bytes, files: Files = FILES, group: Group | None = None) -> str:
+    """Keep `data` at `<state>/preimages/<sha256 hex>` (atomic, never overwritten; with a
+    `group`, durable at its commit); returns its hash."""
     digest = content_hash(data)
     path = state / "preimages" / digest.removeprefix("sha256:")
     if not path.exists():
         with contextlib.suppress(FileExistsError):
-            files.create(path, data)
+            files.create(path, data, group)
     return digest
 
 
