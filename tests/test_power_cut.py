@@ -17,13 +17,25 @@ from typing import Any
 
 import pytest
 from power_kit import PowerCut, PowerOS
-from safety_kit import KINDS, add_candidate, assert_conserved, base_note, census, new_vault, normalized, populate, words
+from safety_kit import (
+    KINDS,
+    add_candidate,
+    assert_conserved,
+    base_note,
+    census,
+    new_vault,
+    normalized,
+    populate,
+    set_commit_batch,
+    words,
+)
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
 from memory_curator.commands.context import Seams
 from memory_curator.index.store import Index
 from memory_curator.store import journal as journal_mod
+from memory_curator.store import stores
 from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.writer import Files
 
@@ -37,16 +49,10 @@ def _skip(path: Path) -> bool:
     return path.name.startswith("index.") or path.name in ("lock", "sweeps.log", "crash.log")
 
 
-def _batch_of(root: Path, size: int) -> None:
-    rules = root / "_meta" / "inbox-rules.md"
-    text = rules.read_text(encoding="utf-8")
-    rules.write_text(text.replace("\nsettings:\n", f"\nsettings:\n  commit_batch: {size}\n", 1), encoding="utf-8")
-
-
 def _template(where: Path, fill: Callable[[Path], dict[str, str]]) -> Vault:
     root, state = where / "vault", where / "state"
     new_vault(root)
-    _batch_of(root, BATCH)
+    set_commit_batch(root, BATCH)
     markers = fill(root)
     state.mkdir()
     Index(root, load_for_vault(root), state).refresh()  # built first: the cuts land in the sweep's writes
@@ -105,6 +111,18 @@ def _steps(template: Vault, where: Path, person: bool = False) -> int:
     return disk.calls
 
 
+def _assert_kept(root: Path, state: Path, where: str) -> None:
+    """Every candidate that left the inbox has its kept copy (what `undo` puts back) durable:
+    read back from the store, from its own file or its batch's pack."""
+    for record in journal_mod.Journal(state / "journal.jsonl").records():
+        inbox = record.get("inbox")
+        if record.get("event") != "begin" or not inbox or (root / inbox).exists():
+            continue
+        for step in record["steps"]:
+            if step["op"] == "keep":
+                assert stores.preimage(state, step["hash"]) is not None, f"{where}: the copy of {inbox} was lost"
+
+
 def _after_the_cut(root: Path, state: Path, where: str) -> sweep.SweepResult:
     final = _sweep(root, state)
     assert not final.errors, (where, final.errors)
@@ -130,6 +148,7 @@ def _mixed_trials(mixed: Vault, tmp_path: Path, every: int) -> int:
         root, state = _copy(mixed, tmp_path / "trial")
         if not _cut_sweep(root, state, k).dead:  # cut after the sweep: all it did was durable
             assert normalized(root) == reference, f"{where}: what the sweep reported was not durable"
+        _assert_kept(root, state, where)
         _after_the_cut(root, state, where)
         try:
             assert_conserved(root, mixed[2], state)

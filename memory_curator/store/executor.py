@@ -17,12 +17,14 @@ import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memory_curator.core.notes import content_hash
 from memory_curator.core.plan import Plan, Step
 from memory_curator.store import stores
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import relpath, safe_join
 from memory_curator.store.writer import Files, Group
 
+_PACK = -1  # the owner of a batch's pack in its group: its failure fails every plan that kept a copy
 Outcome = dict[str, str] | Exception  # a plan's `placed` (see `Executor.execute`), or why it failed
 
 DOING = {  # a step's operation, as an error says what failed
@@ -84,19 +86,60 @@ class Executor:
 
     def _phase(self, run: _Batch, group: Group, first: bool) -> None:
         """The writes of every plan (`first`), or the rest (the removes); then one commit."""
+        if first:
+            self._pack_folder(run, group)
         for number, plan in enumerate(run.plans):
             group.owner = number
             steps = plan.steps[: _writes_end(plan)] if first else plan.steps[_writes_end(plan) :]
             try:
                 for step in steps if number not in run.failed else ():
+                    if step.op == "keep":
+                        self._keep(run, number, step)
+                        continue
                     run.made[number] += self._folders_for(step, group)
                     landed = self.apply(step, group)
                     if landed is not None:
                         run.placed[number][step.path] = landed
             except Exception as exc:
                 run.failed[number] = exc
+        if first:
+            self._pack(run, group)
         for number, error in self.files.commit(group).items():
-            run.failed.setdefault(number, error)
+            for failed in run.keepers() if number == _PACK else (number,):
+                run.failed.setdefault(failed, error)
+
+    def _keep(self, run: _Batch, number: int, step: Step) -> None:
+        """A batch's kept copy: into its pack (fsynced once for the batch), and into the store's
+        own file, not fsynced (a convenience: the pack is the durable copy)."""
+        assert step.data is not None
+        run.kept.setdefault(number, {})[content_hash(step.data)] = step.data
+        self.apply(step, Group())  # a group never committed: no fsync
+
+    def _pack_folder(self, run: _Batch, group: Group) -> None:
+        """The packs' folder (and the store's), made first and durable with the group: the
+        copies written one by one below make their folders outside it."""
+        if not any(step.op == "keep" for plan in run.plans for step in plan.steps):
+            return
+        group.owner = _PACK
+        try:
+            self.files.make_folders(self.state / "preimages" / stores.PACKS, group)
+        except OSError as exc:
+            run.failed.update({n: exc for n, p in enumerate(run.plans) if any(s.op == "keep" for s in p.steps)})
+
+    def _pack(self, run: _Batch, group: Group) -> None:
+        """Write the batch's pack of kept copies (durable at the group's commit)."""
+        kept = {d: data for n, copies in run.kept.items() if n not in run.failed for d, data in copies.items()}
+        if not kept:
+            return
+        group.owner = _PACK
+        name = f"{run.plans[0].run}-{run.plans[0].seq}.pack"
+        try:
+            folder = self.state / "preimages" / stores.PACKS
+            self.files.create_unique(folder / name, stores.pack(kept), group)
+        except OSError as exc:
+            exc.add_note(f"{DOING['keep']} the state folder {self.state}")
+            for number in run.keepers():
+                run.failed.setdefault(number, exc)
 
     def _end_all(self, run: _Batch, interrupted: BaseException | None = None) -> None:
         """The batch's end records, in one append (a lost one costs nothing: see `_end`)."""
@@ -168,12 +211,16 @@ class _Batch:
 
     plans: list[Plan]
     failed: dict[int, Exception] = field(default_factory=dict)
+    kept: dict[int, dict[str, bytes]] = field(default_factory=dict)  # plan -> the copies it keeps
     placed: list[dict[str, str]] = field(init=False)
     made: list[list[str]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.placed = [{} for _ in self.plans]
         self.made = [[] for _ in self.plans]
+
+    def keepers(self) -> list[int]:
+        return list(self.kept)
 
 
 def _writes_end(plan: Plan) -> int:
