@@ -21,7 +21,7 @@ from memory_curator.commands import sweep
 
 TRIALS = 30
 PER_TRIAL = 40  # 1,200 candidates across the trials
-BATCH = 8  # plans per group commit: the kills land in the first, a middle or the last batch
+BATCH = 4  # plans per group commit: ten batches, so the kills land in varied ones
 
 
 def _start(root: Path, state: Path) -> subprocess.Popen[bytes]:

@@ -33,6 +33,8 @@ from safety_kit import (
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
 from memory_curator.commands.context import Seams
+from memory_curator.core.errors import RulesError
+from memory_curator.core.rules import parse as parse_rules
 from memory_curator.index.store import Index
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores
@@ -275,3 +277,17 @@ def test_a_power_cut_at_every_call_of_a_batch_with_a_failed_compare_and_swap(cas
         except AssertionError as exc:
             raise AssertionError(f"{where}: {exc}") from None
         _assert_person_note(root, where, edited=getattr(disk.hook, "done", False))
+
+
+# --- the setting ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "message"), [("0", "must be within 1..4096"), ("big", "must be a number")])
+def test_commit_batch_out_of_range_is_a_rules_error_at_its_line(value: str, message: str) -> None:
+    text = (Path(__file__).parents[1] / "rules" / "inbox-rules.md").read_text(encoding="utf-8")
+    assert parse_rules(text, "r.md").settings.commit_batch == 64
+    bad = re.sub(r"^  commit_batch: 64", f"  commit_batch: {value}", text, count=1, flags=re.MULTILINE)
+    line = next(n for n, row in enumerate(bad.splitlines(), 1) if row.startswith("  commit_batch:"))
+    with pytest.raises(RulesError) as raised:
+        parse_rules(bad, "r.md")
+    assert message in raised.value.message and raised.value.line == line

@@ -122,7 +122,7 @@ class Executor:
             return
         group.owner = _PACK
         try:
-            self.files.make_folders(self.state / "preimages" / stores.PACKS, group)
+            self.files.make_folders(self.state / stores.PACKS, group)
         except OSError as exc:
             run.failed.update({n: exc for n, p in enumerate(run.plans) if any(s.op == "keep" for s in p.steps)})
 
@@ -134,7 +134,7 @@ class Executor:
         group.owner = _PACK
         name = f"{run.plans[0].run}-{run.plans[0].seq}.pack"
         try:
-            folder = self.state / "preimages" / stores.PACKS
+            folder = self.state / stores.PACKS
             self.files.create_unique(folder / name, stores.pack(kept), group)
         except OSError as exc:
             exc.add_note(f"{DOING['keep']} the state folder {self.state}")

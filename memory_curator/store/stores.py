@@ -21,7 +21,7 @@ from memory_curator.store.paths import Ignored, ignored_entries
 from memory_curator.store.writer import FILES, Files, Group
 
 LEDGER = "reviewed.json"
-PACKS = "packs"  # <state>/preimages/packs/: a group commit's kept copies, one file per batch
+PACKS = "packs"  # <state>/packs/: a group commit's kept copies, one file per batch (beside preimages/)
 SIGHTINGS = "sightings.json"
 
 
@@ -58,7 +58,7 @@ def preimage(state: Path, digest: str) -> bytes | None:
         data = None
     if data is not None and content_hash(data) == digest:
         return data
-    return _from_packs(state / "preimages" / PACKS, digest)
+    return _from_packs(state / PACKS, digest)
 
 
 def _from_packs(folder: Path, digest: str) -> bytes | None:
