@@ -191,6 +191,8 @@ def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, jud
                 if sweep.options.stop and sweep.options.stop():
                     break
                 settled.append(_settle(sweep, candidate, verdicts.get(candidate.inbox_path)))
+                if len(sweep.queued) >= sweep.rules.settings.commit_batch:
+                    _commit(sweep)
                 tick()
             outcomes.append((agent, settled, skipped))
         _commit(sweep)
@@ -493,9 +495,10 @@ class _Queued:
 
 
 def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> Action | _Queued:
-    """Queue the plan for the batch's group commit (a dry run's plan runs nowhere); what it
-    writes answers the later candidates' questions (the querier's overlay, and the patches
-    planned before the commit: `Planning.unwritten`)."""
+    """Queue the plan for the batch's group commit (`_commit`, run by `_sweep` outside every
+    candidate's boundary; a dry run's plan runs nowhere); what it writes answers the later
+    candidates' questions (the querier's overlay, and the patches planned before the commit:
+    `Planning.unwritten`)."""
     plan = prepared.plan
     written = plan.written(plan.dest) if plan.verdict in ("promote", "patch") and plan.dest else None
     if written is not None and plan.dest:
@@ -506,8 +509,6 @@ def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> 
         sweep.planning.unwritten[plan.dest] = written
     queued = _Queued(candidate, prepared)
     sweep.queued.append(queued)
-    if len(sweep.queued) >= sweep.rules.settings.commit_batch:
-        _commit(sweep)
     return queued
 
 
