@@ -291,3 +291,19 @@ def test_commit_batch_out_of_range_is_a_rules_error_at_its_line(value: str, mess
     with pytest.raises(RulesError) as raised:
         parse_rules(bad, "r.md")
     assert message in raised.value.message and raised.value.line == line
+
+
+# --- what it saves --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("batch", "low", "high"), [(64, 1.0, 2.5), (1, 5.0, 9.0)])
+def test_syncs_per_candidate(tmp_path: Path, batch: int, low: float, high: float) -> None:
+    """Every fsync through `Files` counted (SQLite's are not: the index is built before): the
+    group commit's default against one plan at a time, over the four verdicts alike."""
+    template = _template(tmp_path / "template", lambda root: populate(root, KINDS * 10))
+    set_commit_batch(template[0], batch)
+    root, state = _copy(template, tmp_path / "run")
+    disk = PowerOS([root, state], 0, _skip)
+    result = _sweep(root, state, Files(disk))
+    assert result.totals()["processed"] == 40 and not result.errors
+    assert low <= disk.syncs / 40 <= high, disk.syncs / 40

@@ -118,13 +118,13 @@ class Executor:
     def _pack_folder(self, run: _Batch, group: Group) -> None:
         """The packs' folder (and the store's), made first and durable with the group: the
         copies written one by one below make their folders outside it."""
-        if not any(step.op == "keep" for plan in run.plans for step in plan.steps):
+        if not run.keepers():
             return
         group.owner = _PACK
         try:
             self.files.make_folders(self.state / stores.PACKS, group)
         except OSError as exc:
-            run.failed.update({n: exc for n, p in enumerate(run.plans) if any(s.op == "keep" for s in p.steps)})
+            run.failed.update(dict.fromkeys(run.keepers(), exc))
 
     def _pack(self, run: _Batch, group: Group) -> None:
         """Write the batch's pack of kept copies (durable at the group's commit)."""
@@ -220,7 +220,8 @@ class _Batch:
         self.made = [[] for _ in self.plans]
 
     def keepers(self) -> list[int]:
-        return list(self.kept)
+        """The plans that keep a copy (their fate is the pack's)."""
+        return [n for n, plan in enumerate(self.plans) if any(step.op == "keep" for step in plan.steps)]
 
 
 def _writes_end(plan: Plan) -> int:
