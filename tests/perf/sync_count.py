@@ -7,13 +7,15 @@ Writes (or reuses, under --workdir) the bench's synthetic vault (`bench.Synth`: 
 candidate mix), builds its index, then sweeps the candidates through the CLI (`run --no-judge`,
 writes included, fsync on) twice per repeat, putting the vault back after each:
 
-- once under `strace -f -c --seccomp-bpf -e trace=fsync,fdatasync,sync,syncfs`, which counts
+- once under `strace -f -c -e trace=fsync,fdatasync,sync,syncfs`, which counts
   every sync call of the process and its children (ours, SQLite's, anything's);
 - once bare, for the candidates per second (strace stops the process at each traced call).
 
 Prints one JSON object: syncs in all, per candidate, per syscall, and candidates/s (medians).
-The code swept is whatever `memory_curator` the environment imports (PYTHONPATH), so the same
-script measures the code before and after a change.
+The code swept is whatever `memory_curator` the environment imports (PYTHONPATH; `-P` keeps the
+current folder out of the path), so the same script measures the code before and after a change:
+
+    PYTHONPATH=/tmp/before-tree .venv/bin/python tests/perf/sync_count.py --workdir /tmp/w20k
 """
 
 from __future__ import annotations
@@ -60,13 +62,13 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     candidates = synth.candidates(root, facts, args.candidates)  # type: ignore[arg-type]
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
-    cli = [sys.executable, "-m", "memory_curator"]
+    cli = [sys.executable, "-P", "-m", "memory_curator"]  # -P: PYTHONPATH's code, not the current folder's
     bench.child([*cli, "index", "rebuild", "--json", "--vault", str(root), "--state-dir", str(state)])
     traced, bare = [], []
     for _ in range(args.repeat):
         shutil.rmtree(state / "preimages", ignore_errors=True)  # every kept copy written afresh, as in a first sweep
         out = work / "strace.txt"
-        trace = ["strace", "-f", "-c", "--seccomp-bpf", "-e", "trace=" + ",".join(SYNCS), "-o", str(out)]
+        trace = ["strace", "-f", "-c", "-e", "trace=" + ",".join(SYNCS), "-o", str(out)]
         swept = bench.sweep_once(root, state, [*trace, *cli], candidates)
         traced.append({**swept, "syncs": strace_counts(out)})
         bare.append(bench.sweep_once(root, state, cli, candidates))
