@@ -286,7 +286,7 @@ def test_a_power_cut_at_every_call_of_a_batch_with_a_failed_compare_and_swap(cas
 def test_commit_batch_out_of_range_is_a_rules_error_at_its_line(value: str, message: str) -> None:
     text = (Path(__file__).parents[1] / "rules" / "inbox-rules.md").read_text(encoding="utf-8")
     assert parse_rules(text, "r.md").settings.commit_batch == 64
-    bad = re.sub(r"^  commit_batch: 64", f"  commit_batch: {value}", text, count=1, flags=re.MULTILINE)
+    bad = text.replace("\nsettings:\n", f"\nsettings:\n  commit_batch: {value}\n", 1)
     line = next(n for n, row in enumerate(bad.splitlines(), 1) if row.startswith("  commit_batch:"))
     with pytest.raises(RulesError) as raised:
         parse_rules(bad, "r.md")
