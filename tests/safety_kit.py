@@ -65,6 +65,17 @@ def new_vault(root: Path) -> Path:
     return root
 
 
+def set_commit_batch(root: Path, size: int) -> None:
+    """The vault's rules with `commit_batch: size` (plans per group commit)."""
+    rules = root / "_meta" / "inbox-rules.md"
+    text = rules.read_text(encoding="utf-8")
+    if re.search(r"^  commit_batch: \d+", text, re.MULTILINE):
+        text = re.sub(r"^  commit_batch: \d+", f"  commit_batch: {size}", text, count=1, flags=re.MULTILINE)
+    else:
+        text = text.replace("\nsettings:\n", f"\nsettings:\n  commit_batch: {size}\n", 1)
+    rules.write_text(text, encoding="utf-8")
+
+
 def add_candidate(root: Path, kind: str, marker: str, agent: str = "agent-a") -> Path:
     """Write one settled candidate (and, for a patch, the note it patches)."""
     if kind == "patch":

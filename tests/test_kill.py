@@ -14,13 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
-from safety_kit import KINDS, assert_conserved, assert_in_one_place, new_vault, normalized, populate
+from safety_kit import KINDS, assert_conserved, assert_in_one_place, new_vault, normalized, populate, set_commit_batch
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
 
 TRIALS = 30
 PER_TRIAL = 40  # 1,200 candidates across the trials
+BATCH = 4  # plans per group commit: ten batches, so the kills land in varied ones
 
 
 def _start(root: Path, state: Path) -> subprocess.Popen[bytes]:
@@ -52,6 +53,7 @@ def test_sigkill_at_random_moments_loses_nothing(tmp_path: Path) -> None:
     seed = int(os.environ.get("MC_KILL_SEED") or time.time_ns() % 1_000_000)
     rng = random.Random(seed)
     template = new_vault(tmp_path / "template")
+    set_commit_batch(template, BATCH)
     markers = populate(template, [KINDS[i % len(KINDS)] for i in range(PER_TRIAL)])
     shutil.copytree(template, tmp_path / "reference")
     sweep.run(build_context(tmp_path / "reference", str(tmp_path / "ref-state")), None, sweep.Options(use_judge=False))
@@ -99,6 +101,7 @@ def test_sigkill_during_undo_and_restore_loses_nothing(tmp_path: Path) -> None:
     seed = int(os.environ.get("MC_KILL_SEED") or time.time_ns() % 1_000_000)
     rng = random.Random(seed)
     template = new_vault(tmp_path / "template")
+    set_commit_batch(template, BATCH)
     markers = populate(template, [KINDS[i % len(KINDS)] for i in range(8)])
     sweep.run(build_context(template, str(tmp_path / "template-state")), None, sweep.Options(use_judge=False))
     histories = {}

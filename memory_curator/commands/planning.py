@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,8 @@ def new_run_id(now: dt.datetime, token: Callable[[int], str] = secrets.token_hex
 @dataclass(frozen=True)
 class Planning:
     """What every plan of one run is built from. `overlay`: in a dry run, the sweep's querier,
-    whose staged notes stand for what the run would have written; a real run reads the disk."""
+    whose staged notes stand for what the run would have written; a real run reads the disk,
+    and `unwritten`: the bytes its plans queued for one group commit write, not on disk yet."""
 
     root: Path
     rules: Rules
@@ -56,6 +57,7 @@ class Planning:
     run_id: str
     files: Files
     overlay: Querier | None = None
+    unwritten: dict[str, bytes] = field(default_factory=dict)
 
 
 # --- a candidate's verdict ----------------------------------------------------------------------
@@ -131,11 +133,17 @@ class Target:
         return merge.merge(self.text, candidate, now, person=not self.owned, settle=settle)
 
 
-def read_target(root: Path, rules: Rules, rel: str, overlay: Querier | None = None) -> Target:
+def read_target(
+    root: Path, rules: Rules, rel: str, overlay: Querier | None = None, unwritten: Mapping[str, bytes] | None = None
+) -> Target:
     """The note at `rel` as it is on disk; with an `overlay` (a dry run), as the sweep would
-    have left it."""
+    have left it; with `unwritten`, as a plan queued in the same group commit writes it."""
     staged = overlay.note_at(rel) if overlay is not None else None
-    raw = staged.text.encode("utf-8") if staged is not None else safe_join(root, rel).read_bytes()
+    queued = (unwritten or {}).get(rel)
+    if staged is not None:
+        raw = staged.text.encode("utf-8")
+    else:
+        raw = queued if queued is not None else safe_join(root, rel).read_bytes()
     try:
         text: str | None = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -157,7 +165,7 @@ def _plan_patch(p: Planning, candidate: cand.Candidate, decision: Decision, seq:
     assert decision.target is not None
     if safe_join(p.root, decision.target).is_symlink():
         return _unpatched(p, candidate, decision, seq, SYMLINK)
-    note = read_target(p.root, p.rules, decision.target, p.overlay)
+    note = read_target(p.root, p.rules, decision.target, p.overlay, p.unwritten)
     if note.text is None:
         return _unpatched(p, candidate, decision, seq, NOT_UTF8)
     if decision.by_judge and not judge_may_change(note.path, note.frontmatter, p.rules):

@@ -79,6 +79,7 @@ class Sweep:
     sightings: dict[str, stores.Sighting] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
     numbers: Numbering = field(default_factory=Numbering)
+    queued: list[_Queued] = field(default_factory=list)  # plans waiting for the next group commit
 
     @property
     def rules(self) -> Rules:
@@ -185,19 +186,23 @@ def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, jud
     verdicts, judge_stats = _ask_judge(sweep, pending, judge)
     results = []
     with _progress(sweep, len(pending)) as tick:
+        outcomes: list[tuple[str, list[Action | Failure | _Queued], list[Skipped]]] = []
         for agent, found, skipped in collected:
-            actions: list[Action] = []
-            errors: list[Failure] = []
+            settled: list[Action | Failure | _Queued] = []
             for candidate in found:
                 if sweep.options.stop and sweep.options.stop():
                     break
-                outcome = _settle(sweep, candidate, verdicts.get(candidate.inbox_path))
-                if isinstance(outcome, Action):
-                    actions.append(outcome)
-                else:
-                    errors.append(outcome)
+                settled.append(_settle(sweep, candidate, verdicts.get(candidate.inbox_path)))
+                if len(sweep.queued) >= sweep.rules.settings.commit_batch:
+                    _commit(sweep)
                 tick()
-            results.append(AgentResult(agent, tuple(actions), tuple(skipped), tuple(errors)))
+            outcomes.append((agent, settled, skipped))
+        _commit(sweep)
+    for agent, settled, skipped in outcomes:
+        done = [o.outcome if isinstance(o, _Queued) else o for o in settled]
+        actions = tuple(o for o in done if isinstance(o, Action))
+        errors = tuple(o for o in done if isinstance(o, Failure))
+        results.append(AgentResult(agent, actions, tuple(skipped), errors))
     single = scope is not None and len(agents) == 1 and scope.resolve() != (sweep.root / "_inbox").resolve()
     return SweepResult(sweep.run_id, tuple(results), single, sweep.dry_run, judge_stats)
 
@@ -393,7 +398,7 @@ def _still_arriving(candidate: cand.Candidate, raw: bytes, quiet: float, ceiling
     return None
 
 
-def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> Action | Failure:
+def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> Action | Failure | _Queued:
     """Decide, compose and apply one candidate inside its own boundary (design §6, invariant 6):
     reading the vault or writing it may fail, and a bug may raise anything; either fails this
     candidate only, and the sweep goes on. Only an index that cannot be opened at all (every
@@ -429,7 +434,7 @@ def _forced(sweep: Sweep, candidate: cand.Candidate) -> Decision | None:
     return None
 
 
-def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception, stage: str) -> Action | Failure:
+def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception, stage: str) -> Action | Failure | _Queued:
     """A bug met while deciding or composing this candidate makes it needs_review, with a one-line
     reason ('internal error while deciding: ValueError: …'). Met while writing (the journal's open
     action is then recovery's to finish or undo), or when flagging fails too, it is an error entry
@@ -468,7 +473,7 @@ class _Prepared:
     diff: str | None  # a dry run's patch
 
 
-def _apply(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action:
+def _apply(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action | _Queued:
     """Plan the decision, then execute the plan, unless this is a dry run."""
     return _carry_out(sweep, candidate, _prepare(sweep, candidate, decision))
 
@@ -482,15 +487,60 @@ def _prepare(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> _Pr
     return _Prepared(decision, plan, moved, diff)
 
 
-def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> Action:
-    """Execute the plan (not in a dry run); what it writes answers the later candidates'
-    questions (the querier's overlay)."""
-    plan, moved = prepared.plan, prepared.moved
-    if not sweep.dry_run:
-        moved = sweep.executor.execute(plan).get(plan.dest or "", moved)
-    if plan.verdict in ("promote", "patch") and plan.dest:
-        sweep.querier.stage(plan.dest, (plan.written(plan.dest) or b"").decode("utf-8"))
-    return action(candidate, prepared.decision, moved_to=moved, diff=prepared.diff)
+@dataclass
+class _Queued:
+    """A candidate whose plan waits for the batch's group commit; `outcome` once it ran."""
+
+    candidate: cand.Candidate
+    prepared: _Prepared
+    outcome: Action | Failure | None = None
+
+
+def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> Action | _Queued:
+    """Queue the plan for the batch's group commit (`_commit`, run by `_sweep` outside every
+    candidate's boundary; a dry run's plan runs nowhere); what it writes answers the later
+    candidates' questions (the querier's overlay, and the patches planned before the commit:
+    `Planning.unwritten`)."""
+    plan = prepared.plan
+    written = plan.written(plan.dest) if plan.verdict in ("promote", "patch") and plan.dest else None
+    if written is not None and plan.dest:
+        sweep.querier.stage(plan.dest, written.decode("utf-8"))
+    if sweep.dry_run:
+        return action(candidate, prepared.decision, moved_to=prepared.moved, diff=prepared.diff)
+    if written is not None and plan.dest:
+        sweep.planning.unwritten[plan.dest] = written
+    queued = _Queued(candidate, prepared)
+    sweep.queued.append(queued)
+    return queued
+
+
+def _commit(sweep: Sweep) -> None:
+    """Execute the queued plans as one group commit (`Executor.execute_batch`) and settle each
+    candidate's outcome: a plan that failed fails its candidate only, as when it ran alone."""
+    queued = list(sweep.queued)
+    sweep.queued.clear()
+    if not queued:
+        return
+    outcomes = sweep.executor.execute_batch([q.prepared.plan for q in queued])
+    sweep.planning.unwritten.clear()
+    for item, outcome in zip(queued, outcomes, strict=True):
+        item.outcome = _outcome(sweep, item, outcome)
+
+
+def _outcome(sweep: Sweep, item: _Queued, outcome: dict[str, str] | Exception) -> Action | Failure:
+    candidate, prepared = item.candidate, item.prepared
+    plan = prepared.plan
+    if not isinstance(outcome, Exception):
+        moved = outcome.get(plan.dest or "", prepared.moved)
+        return action(candidate, prepared.decision, moved_to=moved, diff=prepared.diff)
+    if plan.verdict in ("promote", "patch") and plan.dest:  # the overlay says again what the disk holds
+        before = plan.kept()[-1] if plan.verdict == "patch" else None
+        sweep.querier.stage(plan.dest, before.decode("utf-8", "replace") if before is not None else None)
+    if isinstance(outcome, OSError | writer.Conflict | UnsafePath):
+        return Failure(candidate.inbox_path, describe(outcome, (sweep.root / candidate.inbox_path).exists()))
+    failed = _internal(sweep, candidate, outcome, "writing")
+    assert not isinstance(failed, _Queued)  # met while writing: never flagged again
+    return failed
 
 
 def _ignored(ctx: Context, agents: list[tuple[str, Path]], save: bool) -> tuple[tuple[str, str], ...]:

@@ -4,6 +4,11 @@ Every change to the vault — a sweep's verdict, a person's `resolve` or `review
 `restore`, `undo` — is a `core.plan.Plan` applied here, so recovery (`store.recovery`) has one
 kind of record to finish. The begin record is fsynced before the first step; a step that
 fails closes the plan as failed and re-raises, and recovery finishes it forward.
+
+A sweep's plans go through `execute_batch` (group commit, as a database commits a group): the
+batch's begin records in one fsync; every plan's writes, in order; each written file fsynced,
+then each touched folder once; only then the removes, their folders fsynced once; then the end
+records in one fsync. Writes still come before removes, so recovery is the same.
 """
 
 from __future__ import annotations
@@ -12,11 +17,15 @@ import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memory_curator.core.notes import content_hash
 from memory_curator.core.plan import Plan, Step
 from memory_curator.store import stores
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import relpath, safe_join
-from memory_curator.store.writer import Files
+from memory_curator.store.writer import Files, Group
+
+_PACK = -1  # the owner of a batch's pack in its group: its failure fails every plan that kept a copy
+Outcome = dict[str, str] | Exception  # a plan's `placed` (see `Executor.execute`), or why it failed
 
 DOING = {  # a step's operation, as an error says what failed
     "keep": "keeping a copy in",
@@ -56,27 +65,114 @@ class Executor:
         self._end(plan, ok=True, dest=placed.get(plan.dest or ""), made=made)
         return placed
 
-    def _folders_for(self, step: Step) -> list[str]:
+    def execute_batch(self, plans: list[Plan]) -> list[Outcome]:
+        """Apply `plans` as one group commit; each plan's outcome, in order. A plan whose step
+        fails (a compare-and-swap, an I/O error) fails alone: the others complete. A later plan
+        may rewrite a file an earlier one wrote: steps are applied in order, so its
+        compare-and-swap finds the earlier plan's bytes."""
+        try:
+            self.journal.append_all([plan.begin() for plan in plans])
+        except OSError as exc:  # nothing announced, nothing done
+            return [exc for _ in plans]
+        run = _Batch(plans)
+        try:
+            self._phase(run, Group(), first=True)
+            self._phase(run, Group(), first=False)
+        except BaseException as exc:
+            self._end_all(run, exc)
+            raise
+        self._end_all(run)
+        return [run.failed.get(n, run.placed[n]) for n in range(len(plans))]
+
+    def _phase(self, run: _Batch, group: Group, first: bool) -> None:
+        """The writes of every plan (`first`), or the rest (the removes); then one commit."""
+        if first:
+            self._pack_folder(run, group)
+        for number, plan in enumerate(run.plans):
+            group.owner = number
+            steps = plan.steps[: _writes_end(plan)] if first else plan.steps[_writes_end(plan) :]
+            try:
+                for step in steps if number not in run.failed else ():
+                    if step.op == "keep":
+                        self._keep(run, number, step)
+                        continue
+                    run.made[number] += self._folders_for(step, group)
+                    landed = self.apply(step, group)
+                    if landed is not None:
+                        run.placed[number][step.path] = landed
+            except Exception as exc:
+                run.failed[number] = exc
+        if first:
+            self._pack(run, group)
+        for number, error in self.files.commit(group).items():
+            for failed in run.keepers() if number == _PACK else (number,):
+                run.failed.setdefault(failed, error)
+
+    def _keep(self, run: _Batch, number: int, step: Step) -> None:
+        """A batch's kept copy: into its pack (fsynced once for the batch), and into the store's
+        own file, not fsynced (a convenience: the pack is the durable copy)."""
+        assert step.data is not None
+        run.kept.setdefault(number, {})[content_hash(step.data)] = step.data
+        self.apply(step, Group())  # a group never committed: no fsync
+
+    def _pack_folder(self, run: _Batch, group: Group) -> None:
+        """The packs' folder (and the store's), made first and durable with the group: the
+        copies written one by one below make their folders outside it."""
+        if not run.keepers():
+            return
+        group.owner = _PACK
+        try:
+            self.files.make_folders(self.state / stores.PACKS, group)
+        except OSError as exc:
+            run.failed.update(dict.fromkeys(run.keepers(), exc))
+
+    def _pack(self, run: _Batch, group: Group) -> None:
+        """Write the batch's pack of kept copies (durable at the group's commit)."""
+        kept = {d: data for n, copies in run.kept.items() if n not in run.failed for d, data in copies.items()}
+        if not kept:
+            return
+        group.owner = _PACK
+        name = f"{run.plans[0].run}-{run.plans[0].seq}.pack"
+        try:
+            folder = self.state / stores.PACKS
+            self.files.create_unique(folder / name, stores.pack(kept), group)
+        except OSError as exc:
+            exc.add_note(f"{DOING['keep']} the state folder {self.state}")
+            for number in run.keepers():
+                run.failed.setdefault(number, exc)
+
+    def _end_all(self, run: _Batch, interrupted: BaseException | None = None) -> None:
+        """The batch's end records, in one append (a lost one costs nothing: see `_end`)."""
+        records = []
+        for number, plan in enumerate(run.plans):
+            error = interrupted if interrupted is not None else run.failed.get(number)
+            dest = run.placed[number].get(plan.dest or "")
+            records.append(_end_record(plan, error is None, str(error) if error else None, dest, run.made[number]))
+        with contextlib.suppress(OSError):
+            self.journal.append_all(records)
+
+    def _folders_for(self, step: Step, group: Group | None = None) -> list[str]:
         """The folders a create needs and this plan makes (the end record names them for undo)."""
         if step.op not in ("create", "create_unique"):
             return []
         folder = safe_join(self.root, step.path).parent
-        return [relpath(self.root, made) for made in self.files.make_folders(folder)]
+        return [relpath(self.root, made) for made in self.files.make_folders(folder, group)]
 
-    def apply(self, step: Step) -> str | None:
+    def apply(self, step: Step, group: Group | None = None) -> str | None:
         """One step; recovery uses it too, for the steps a crash left undone. An I/O error says
-        which operation on which file failed (a note on it: `core.text.describe` reads it)."""
+        which operation on which file failed (a note on it: `core.text.describe` reads it).
+        With a `group`, its fsyncs are left to the group's commit."""
         try:
-            return self._apply(step)
+            return self._apply(step, group)
         except OSError as exc:
             where = f"the state folder {self.state}" if step.op in ("keep", "hold") else step.path
             exc.add_note(f"{DOING.get(step.op, step.op)} {where}")
             raise
 
-    def _apply(self, step: Step) -> str | None:
+    def _apply(self, step: Step, group: Group | None) -> str | None:
         if step.op == "keep":
             assert step.data is not None
-            stores.save_preimage(self.state, step.data, self.files)
+            stores.save_preimage(self.state, step.data, self.files, group)
             return None
         if step.op == "hold":
             assert step.expected is not None
@@ -85,16 +181,16 @@ class Executor:
         path = safe_join(self.root, step.path)
         if step.op == "create":
             assert step.data is not None
-            self.files.create(path, step.data)
+            self.files.create(path, step.data, group)
         elif step.op == "create_unique":
             assert step.data is not None
-            return relpath(self.root, self.files.create_unique(path, step.data))
+            return relpath(self.root, self.files.create_unique(path, step.data, group))
         elif step.op == "replace":
             assert step.data is not None
-            self.files.replace(path, step.data, step.expected)
+            self.files.replace(path, step.data, step.expected, group)
         else:
             assert step.expected is not None
-            self.files.remove(path, step.expected)
+            self.files.remove(path, step.expected, group)
             for folder in step.prune:  # deepest first: stop at the first one still holding something
                 if not self.files.prune(safe_join(self.root, folder)):
                     break
@@ -105,12 +201,41 @@ class Executor:
     ) -> None:
         """A lost end record costs nothing: recovery finds the plan open and checks the files
         (an undo then leaves the folders the plan made, since none is named)."""
-        record: dict[str, object] = {"event": "end", "run": plan.run, "seq": plan.seq, "ok": ok}
-        if error:
-            record["error"] = error
-        if dest:
-            record["dest"] = dest
-        if made:
-            record["made"] = made
         with contextlib.suppress(OSError):
-            self.journal.append(record)
+            self.journal.append(_end_record(plan, ok, error, dest, made))
+
+
+@dataclass
+class _Batch:
+    """A batch's plans and, per plan (by its place), what became of it so far."""
+
+    plans: list[Plan]
+    failed: dict[int, Exception] = field(default_factory=dict)
+    kept: dict[int, dict[str, bytes]] = field(default_factory=dict)  # plan -> the copies it keeps
+    placed: list[dict[str, str]] = field(init=False)
+    made: list[list[str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.placed = [{} for _ in self.plans]
+        self.made = [[] for _ in self.plans]
+
+    def keepers(self) -> list[int]:
+        """The plans that keep a copy (their fate is the pack's)."""
+        return [n for n, plan in enumerate(self.plans) if any(step.op == "keep" for step in plan.steps)]
+
+
+def _writes_end(plan: Plan) -> int:
+    """Where a plan's second phase begins: its first remove, or its hold for review (held only
+    once its writes are durable); every step before is a write or a keep."""
+    return next((n for n, step in enumerate(plan.steps) if step.op in ("remove", "hold")), len(plan.steps))
+
+
+def _end_record(plan: Plan, ok: bool, error: str | None, dest: str | None, made: list[str] | None) -> dict[str, object]:
+    record: dict[str, object] = {"event": "end", "run": plan.run, "seq": plan.seq, "ok": ok}
+    if error:
+        record["error"] = error
+    if dest:
+        record["dest"] = dest
+    if made:
+        record["made"] = made
+    return record

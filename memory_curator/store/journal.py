@@ -26,9 +26,16 @@ class Journal:
     files: Files = FILES
 
     def append(self, record: dict[str, Any]) -> None:
+        self.append_all([record])
+
+    def append_all(self, records: Iterable[dict[str, Any]]) -> None:
+        """Append `records` in one write and one fsync (a batch's begin or end records)."""
         if self.clock is None:
             raise TypeError(f"{self.path}: a journal opened without a clock cannot be written")
-        line = json.dumps({"time": iso(self.clock.now()), **record}, ensure_ascii=False, default=str) + "\n"
+        time = iso(self.clock.now())
+        line = "".join(json.dumps({"time": time, **r}, ensure_ascii=False, default=str) + "\n" for r in records)
+        if not line:
+            return
         new = not self.path.exists()
         files = self.files
         fd = files.os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)

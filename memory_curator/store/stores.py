@@ -18,32 +18,70 @@ from pathlib import Path
 
 from memory_curator.core.notes import content_hash
 from memory_curator.store.paths import Ignored, ignored_entries
-from memory_curator.store.writer import FILES, Files
+from memory_curator.store.writer import FILES, Files, Group
 
 LEDGER = "reviewed.json"
+PACKS = "packs"  # <state>/packs/: a group commit's kept copies, one file per batch (beside preimages/)
 SIGHTINGS = "sightings.json"
 
 
-def save_preimage(state: Path, data: bytes, files: Files = FILES) -> str:
-    """Keep `data` at `<state>/preimages/<sha256 hex>` (atomic, never overwritten); returns its hash."""
+def save_preimage(state: Path, data: bytes, files: Files = FILES, group: Group | None = None) -> str:
+    """Keep `data` at `<state>/preimages/<sha256 hex>` (atomic, never overwritten; with a
+    `group`, durable at its commit); returns its hash."""
     digest = content_hash(data)
     path = state / "preimages" / digest.removeprefix("sha256:")
     if not path.exists():
         with contextlib.suppress(FileExistsError):
-            files.create(path, data)
+            files.create(path, data, group)
     return digest
 
 
+def pack(kept: dict[str, bytes]) -> bytes:
+    """A group commit's kept copies as one file (one fsync for the batch instead of one per
+    copy): a JSON line mapping each hash to its (offset, length) after that line, then the bytes."""
+    where, offset = {}, 0
+    for digest, data in kept.items():
+        where[digest] = [offset, len(data)]
+        offset += len(data)
+    return json.dumps(where).encode("ascii") + b"\n" + b"".join(kept.values())
+
+
 def preimage(state: Path, digest: str) -> bytes | None:
-    """Bytes from the content-addressed store, only if they still hash to `digest`."""
+    """Bytes from the content-addressed store (its file, else a group commit's pack), only if
+    they still hash to `digest`."""
     name = digest.removeprefix("sha256:")
     if not name or "/" in name or name.startswith("."):
         return None
     try:
         data = (state / "preimages" / name).read_bytes()
     except OSError:
+        data = None
+    if data is not None and content_hash(data) == digest:
+        return data
+    return _from_packs(state / PACKS, digest)
+
+
+def _from_packs(folder: Path, digest: str) -> bytes | None:
+    """The copy a pack holds (a batch's copies are also written one by one, but only the pack
+    is fsynced: after a power cut the single file may be empty)."""
+    try:
+        names = sorted(folder.iterdir(), reverse=True)
+    except OSError:
         return None
-    return data if content_hash(data) == digest else None
+    for path in names:
+        try:
+            with path.open("rb") as handle:
+                where = json.loads(handle.readline()).get(digest)
+                if not isinstance(where, list) or len(where) != 2:
+                    continue
+                start = handle.tell()
+                handle.seek(start + int(where[0]))
+                data = handle.read(int(where[1]))
+        except (OSError, ValueError, AttributeError, TypeError):
+            continue
+        if content_hash(data) == digest:
+            return data
+    return None
 
 
 def load_ledger(state: Path) -> dict[str, str]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
-import tempfile
+import string
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ TEMP_PATTERN = re.compile(r"^\..+\.mc[A-Za-z0-9_]{8}\.tmp$", re.DOTALL)  # a nam
 _TEMP_STEM_MAX = 100  # bytes: keeps `.<name>.mcXXXXXXXX.tmp` (116 bytes at most) under NAME_MAX (255)
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
+_TEMP_LETTERS = string.ascii_letters + string.digits + "_"
 
 
 class Conflict(Exception):
@@ -42,6 +44,24 @@ def _family(path: Path, limit: int = 10_000) -> Iterator[Path]:
     yield path
     for n in range(2, limit):
         yield path.with_name(f"{path.stem}-{n}{path.suffix}")
+
+
+@dataclass
+class Group:
+    """Writes made durable together (group commit, `Executor.execute_batch`): a write given a
+    group leaves its fsyncs here instead of doing them, and `Files.commit` does them once each,
+    files first, then their folders. `owner` is whoever writes now (a plan's place in its
+    batch), so a failed fsync fails exactly the plans whose files or folders it left unsure."""
+
+    files: dict[Path, set[int]] = field(default_factory=dict)
+    folders: dict[Path, set[int]] = field(default_factory=dict)
+    owner: int = 0
+
+    def file(self, path: Path) -> None:
+        self.files.setdefault(path, set()).add(self.owner)
+
+    def folder(self, path: Path) -> None:
+        self.folders.setdefault(path, set()).add(self.owner)
 
 
 @dataclass(frozen=True)
@@ -65,9 +85,10 @@ class Files:
         finally:
             self.os.close(fd)
 
-    def make_folders(self, folder: Path) -> tuple[Path, ...]:
-        """mkdir -p, fsyncing each parent whose entry we added. Returns the folders this call
-        made, outermost first: the journal names them, so an undo removes those and no others."""
+    def make_folders(self, folder: Path, group: Group | None = None) -> tuple[Path, ...]:
+        """mkdir -p, fsyncing each parent whose entry we added (with a `group`, once, at its
+        commit). Returns the folders this call made, outermost first: the journal names them,
+        so an undo removes those and no others."""
         missing: list[Path] = []
         while not folder.exists():
             missing.append(folder)
@@ -75,26 +96,46 @@ class Files:
         made = []
         for path in reversed(missing):
             try:
-                path.mkdir()
+                self.os.mkdir(path)
             except FileExistsError:
                 continue
-            self.fsync_dir(path.parent)
+            self._sync_folder(path.parent, group)
             made.append(path)
         return tuple(made)
 
-    def _write_temp(self, folder: Path, name: str, data: bytes, mode: int) -> Path:
-        fd, temp = tempfile.mkstemp(prefix=f".{_temp_stem(name)}.mc", suffix=".tmp", dir=folder)
+    def _sync_folder(self, folder: Path, group: Group | None) -> None:
+        if group is None:
+            self.fsync_dir(folder)
+        else:
+            group.folder(folder)
+
+    def _open_temp(self, folder: Path, name: str) -> tuple[int, Path]:
+        """A new temp file `.<name>.mc<8 random>.tmp` (O_EXCL: never someone else's)."""
+        flags = self.os.O_RDWR | self.os.O_CREAT | self.os.O_EXCL | getattr(self.os, "O_CLOEXEC", 0)
+        for _ in range(100):
+            temp = folder / f".{_temp_stem(name)}.mc{''.join(random.choices(_TEMP_LETTERS, k=8))}.tmp"
+            try:
+                return self.os.open(temp, flags, 0o600), temp
+            except FileExistsError:
+                continue
+        raise FileExistsError(f"no free temp name in {folder}")
+
+    def _write_temp(self, folder: Path, name: str, data: bytes, mode: int, sync: bool = True) -> Path:
+        """The bytes in a temp file beside the target; fsynced unless a group will fsync the
+        file once it has its name."""
+        fd, temp = self._open_temp(folder, name)
         try:
             try:
                 self.os.fchmod(fd, mode)
                 self.write_all(fd, data)
-                self.os.fsync(fd)
+                if sync:
+                    self.os.fsync(fd)
             finally:
                 self.os.close(fd)
         except BaseException:
-            self.unlink_quietly(Path(temp))
+            self.unlink_quietly(temp)
             raise
-        return Path(temp)
+        return temp
 
     def write_all(self, fd: int, data: bytes) -> None:
         view = memoryview(data)
@@ -111,21 +152,30 @@ class Files:
         except (FileNotFoundError, IsADirectoryError):
             return None
 
-    def create(self, path: Path, data: bytes) -> None:
-        """Write a new file atomically; FileExistsError (never an overwrite) if the name is taken."""
-        self.make_folders(path.parent)
-        temp = self._write_temp(path.parent, path.name, data, 0o666 & ~_UMASK)
+    def create(self, path: Path, data: bytes, group: Group | None = None) -> None:
+        """Write a new file atomically; FileExistsError (never an overwrite) if the name is taken.
+        With a `group`, the file and its folder are fsynced at the group's commit."""
+        self.make_folders(path.parent, group)
+        temp = self._write_temp(path.parent, path.name, data, 0o666 & ~_UMASK, sync=group is None)
         try:
             self.os.link(temp, path)
         finally:
             self.unlink_quietly(temp)
-        self.fsync_dir(path.parent)
+        self._durable(path, group)
 
-    def create_unique(self, path: Path, data: bytes) -> Path:
+    def _durable(self, path: Path, group: Group | None) -> None:
+        """The file at `path` (its data already fsynced when there is no group) and its folder."""
+        if group is None:
+            self.fsync_dir(path.parent)
+        else:
+            group.file(path)
+            group.folder(path.parent)
+
+    def create_unique(self, path: Path, data: bytes, group: Group | None = None) -> Path:
         """Create `path`, or `stem-2.md`, `stem-3.md`…: the first free name at the moment of the
         link, so a name taken by someone else meanwhile is skipped, never overwritten."""
-        self.make_folders(path.parent)
-        temp = self._write_temp(path.parent, path.name, data, 0o666 & ~_UMASK)
+        self.make_folders(path.parent, group)
+        temp = self._write_temp(path.parent, path.name, data, 0o666 & ~_UMASK, sync=group is None)
         try:
             for target in _family(path):
                 try:
@@ -137,16 +187,16 @@ class Files:
                 raise Conflict(f"no free name for {path.name}")
         finally:
             self.unlink_quietly(temp)
-        self.fsync_dir(path.parent)
+        self._durable(target, group)
         return target
 
-    def replace(self, path: Path, data: bytes, expected: str | None) -> None:
+    def replace(self, path: Path, data: bytes, expected: str | None, group: Group | None = None) -> None:
         """Atomically replace `path`, but only if it still holds the bytes we read (`expected`)."""
         try:
             mode = self.os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             raise Conflict(f"{path.name} disappeared") from None
-        temp = self._write_temp(path.parent, path.name, data, mode)
+        temp = self._write_temp(path.parent, path.name, data, mode, sync=group is None)
         try:
             if self.file_hash(path) != expected:
                 raise Conflict(f"{path.name} changed since it was read")
@@ -154,14 +204,30 @@ class Files:
         except BaseException:
             self.unlink_quietly(temp)
             raise
-        self.fsync_dir(path.parent)
+        self._durable(path, group)
 
-    def remove(self, path: Path, expected: str) -> None:
+    def remove(self, path: Path, expected: str, group: Group | None = None) -> None:
         """Remove `path` only if it still holds the bytes we read."""
         if self.file_hash(path) != expected:
             raise Conflict(f"{path.name} changed since it was read")
         self.os.unlink(path)
-        self.fsync_dir(path.parent)
+        self._sync_folder(path.parent, group)
+
+    def commit(self, group: Group) -> dict[int, OSError]:
+        """Make a group's writes durable: each file fsynced once, then each folder once (a
+        folder's new entries are durable only once their files are). Returns the owners a
+        failed fsync leaves unsure, with its error; the group is emptied either way."""
+        failed: dict[int, OSError] = {}
+        for sync, items in ((self.fsync_file, group.files), (self.fsync_dir, group.folders)):
+            for path, owners in items.items():
+                try:
+                    sync(path)
+                except FileNotFoundError:  # gone since (a later write of the group replaced it): nothing to keep
+                    continue
+                except OSError as exc:
+                    failed.update(dict.fromkeys(owners - failed.keys(), exc))
+            items.clear()
+        return failed
 
     def prune(self, folder: Path) -> bool:
         """Remove `folder` if it is empty (one a plan made, which an undo emptied), fsyncing its
