@@ -589,6 +589,8 @@ def test_a_drop_ticked_in_the_note_can_be_restored_from_the_head_but_a_private_o
     obsidian_save(note, note.read_text("utf-8").replace("- [ ] restore", "- [x] restore"))
     sweep(invoke, root, T1 + dt.timedelta(minutes=1))
     assert (root / MEMO_REL).exists() and not (root / restores[0][0]).exists()
+    restored = [r for r in note_records(root) if r.get("verdict") == "restore"]
+    assert [(r["event"], r["inbox"]) for r in restored] == [("begin", MEMO_REL)]  # journalled as the note's
     assert "restore `" not in (root / REVIEW_NOTE).read_text("utf-8").split("%% mc:end head %%")[0]
     assert MEMO_REL[:-3] in (root / REVIEW_NOTE).read_text("utf-8")  # back in the queue, held
 

@@ -243,7 +243,7 @@ def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], lis
 def _restore(
     ctx: Context, reading: rn.Reading | None, copies: list[str], memory: Memory, wait: bool
 ) -> tuple[str, ...]:
-    """The drops ticked for restore in the head (each its own run, as `restore` does)."""
+    """The drops ticked for restore in the head (each its own run, as `restore` does, `by: review-note`)."""
     ids = set(reading.restores if reading else ())
     for copy in copies:
         got = _read_copy(ctx, copy, memory)
@@ -255,7 +255,7 @@ def _restore(
         if not safe_join(ctx.root, dropped).is_file():
             continue
         try:
-            restored.append(restore(ctx, ctx.root / dropped, wait).inbox_path)
+            restored.append(restore(ctx, ctx.root / dropped, wait, by=BY).inbox_path)
         except CuratorError:
             continue
     return tuple(restored)
