@@ -389,6 +389,28 @@ def test_a_sweep_with_nothing_new_leaves_the_note_untouched(tmp_path: Path, invo
     assert (note.read_bytes(), note.stat().st_mtime_ns) == before
 
 
+def test_a_sweep_with_nothing_new_asks_the_index_nothing_and_a_changed_target_is_asked_again(
+    tmp_path: Path, invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    contra = "_inbox/agent-a/contra.md"
+    before = sections((root / REVIEW_NOTE).read_text("utf-8"))
+    asked: list[str] = []
+    real = review_note.evaluate
+    monkeypatch.setattr(review_note, "evaluate", lambda desk, q, c: asked.append(c.inbox_path) or real(desk, q, c))
+    sweep(invoke, root, T1)
+    assert asked == []  # every section came from the state directory's cache
+    target = root / "facts/obsidian/file-format.md"
+    target.write_text(target.read_text() + "\nA line the person added.\n")
+    age(target)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=1))
+    assert asked == [contra]  # only the item whose note changed is read again
+    after = sections((root / REVIEW_NOTE).read_text("utf-8"))
+    assert after[contra] != before[contra] and {k: v for k, v in after.items() if k != contra} == {
+        k: v for k, v in before.items() if k != contra
+    }  # its section is bound to the note's new bytes
+
+
 def test_a_note_typed_into_within_the_settle_window_is_left_alone(tmp_path: Path, invoke) -> None:
     root = small_vault(tmp_path / "v", invoke)
     note = root / REVIEW_NOTE

@@ -17,7 +17,7 @@ import datetime as dt
 import json
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from memory_curator.store.state import sweep_lock
 
 BY = "review-note"
 STATE = "review-note.json"
+CACHE = "review-note-items.json"  # `ItemCache`
 QUOTE_CHARS = 4000
 SWEEPS_SHOWN = 3
 REVIEW_HINT = "Private items and writes into your own notes are decided only in a terminal: `memory-curator review`."
@@ -297,22 +298,105 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
 def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
     """The items waiting for a person, newest first, each with what it allows."""
     waiting = [i for i in scan_inbox(desk.root, desk.state, settings=desk.rules.settings) if i.waiting_for_person]
+    cache = ItemCache.load(desk.state)
     if not waiting:
+        cache.save(desk)
         return []
     flags = flag_reasons(desk)
-    querier = desk.querier()
+    querier = Lazy(desk)
     try:
-        return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory) for i in reversed(waiting)]
+        return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
     finally:
-        close = getattr(querier, "close", None)
+        querier.close()
+        cache.save(desk)
+
+
+class Lazy:
+    """The desk's querier, opened only when an item is not in the cache (a sweep with nothing new
+    never opens the index for the note)."""
+
+    def __init__(self, desk: Desk) -> None:
+        self.desk = desk
+        self.opened: Querier | None = None
+
+    def get(self) -> Querier:
+        if self.opened is None:
+            self.opened = self.desk.querier()
+        return self.opened
+
+    def close(self) -> None:
+        close = getattr(self.opened, "close", None)
         if callable(close):
             close()
 
 
-def _safe_item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Memory) -> rn.Item:
+class ItemCache:
+    """What each waiting item's section needs (`rn.Item`), kept in the state directory by
+    (inbox path, candidate hash, reason code, rules hash), with the hash of each note it was read
+    against (its target and the note it concerns; None: absent). Asking the index about every
+    item is most of what rendering costs, and a sweep with nothing new would ask it all again;
+    an entry is used only while those notes still hold those bytes, and kept only while its item
+    waits. A note added elsewhere in the vault shows in a section once the item or its target
+    changes; what a tick does is checked again when it is applied (`Desk.act`)."""
+
+    def __init__(self, old: dict[str, Any]) -> None:
+        self.old, self.new = old, dict[str, Any]()
+
+    @classmethod
+    def load(cls, state: Path) -> ItemCache:
+        try:
+            data = json.loads((state / CACHE).read_text("utf-8"))
+        except (OSError, ValueError):
+            return cls({})
+        return cls(data if isinstance(data, dict) else {})
+
+    @staticmethod
+    def key(desk: Desk, rel: str, digest: str, code: str) -> str:
+        return "\0".join((rel, digest, code, desk.rules.digest))
+
+    def get(self, desk: Desk, key: str) -> rn.Item | None:
+        entry: Any = self.old.get(key)
+        try:
+            deps = entry["deps"] if isinstance(entry, dict) else None
+            if not isinstance(deps, dict) or any(_hash_at(desk, p) != h for p, h in deps.items()):
+                return None
+            item = _item_from_json(entry["item"])
+        except (KeyError, TypeError, ValueError, CuratorError):
+            return None
+        self.new[key] = entry
+        return item
+
+    def put(self, key: str, item: rn.Item, deps: dict[str, str | None]) -> None:
+        self.new[key] = {"item": _item_to_json(item), "deps": deps}
+
+    def save(self, desk: Desk) -> None:
+        if self.new != self.old:
+            data = json.dumps(self.new, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            desk.ctx.files.write_state_file(desk.state / CACHE, data)
+
+
+def _hash_at(desk: Desk, rel: str) -> str | None:
+    try:
+        return content_hash(safe_join(desk.root, rel).read_bytes())
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _item_to_json(item: rn.Item) -> dict[str, Any]:
+    data = asdict(item)
+    data["offers"] = [[o.verb, o.target] for o in item.offers]
+    return data
+
+
+def _item_from_json(data: dict[str, Any]) -> rn.Item:
+    offers = tuple(rn.Offer(str(verb), target) for verb, target in data.pop("offers"))
+    return rn.Item(**data, offers=offers)
+
+
+def _safe_item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory, cache: ItemCache) -> rn.Item:
     """The item, or, when reading it meets a bug, the item with only `leave` and the bug named."""
     try:
-        return _item(desk, querier, found, code, memory)
+        return _item(desk, querier, found, code, memory, cache)
     except Exception as exc:
         why = f"internal error: {one_line(exc)}; use `memory-curator review`"
         return rn.Item(
@@ -320,7 +404,7 @@ def _safe_item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory
         )
 
 
-def _item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Memory) -> rn.Item:
+def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory, cache: ItemCache) -> rn.Item:
     code = "too-large" if found.too_large else code
     problem = memory.problems.get(found.rel)
     base = rn.Item(found.rel, "", found.rel.rpartition("/")[2], code, CODES.get(code, code), found.uncertainty)
@@ -330,15 +414,25 @@ def _item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Mem
         raw, candidate = desk.read(found.rel)
     except CuratorError as exc:
         return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=str(exc), problem=problem)
-    text = raw.decode("utf-8")
-    title = _title(candidate) or base.title
-    base = _with(base, digest=candidate.digest, title=title, problem=problem)
+    key = ItemCache.key(desk, found.rel, candidate.digest, code)
+    kept = cache.get(desk, key)
+    if kept is not None:
+        return _with(kept, uncertainty=found.uncertainty, problem=problem)
+    item = _read_item(desk, querier, candidate, raw, _with(base, digest=candidate.digest))
+    deps = {p: _hash_at(desk, p) for p in (candidate.target, item.concerns) if p}
+    cache.put(key, item, deps)
+    return _with(item, problem=problem)
+
+
+def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes, base: rn.Item) -> rn.Item:
+    """What the item's section shows and offers, as the index and the vault say now."""
+    base = _with(base, title=_title(candidate) or base.title)
     if candidate.privacy:
         why = "private content (" + ", ".join(candidate.privacy) + "): approved only in `memory-curator review`"
         quoted = "(private content is not quoted here: the note is visible in search and synced)"
         return _with(base, quoted=quoted, offers=_closing(), elsewhere=why)
     try:
-        view = evaluate(desk, querier, candidate)
+        view = evaluate(desk, querier.get(), candidate)
     except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
         view = None
     offers, concerns, target_digest, elsewhere = _offers(desk, candidate, view)
@@ -346,7 +440,7 @@ def _item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Mem
         base,
         concerns=concerns,
         target_digest=target_digest,
-        quoted=_quote(text, view),
+        quoted=_quote(raw.decode("utf-8"), view),
         offers=(*offers, *_closing()),
         elsewhere=elsewhere,
     )
