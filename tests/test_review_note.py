@@ -502,6 +502,43 @@ def test_a_sweep_with_nothing_new_asks_the_index_nothing_and_a_changed_target_is
     }  # its section is bound to the note's new bytes
 
 
+def test_a_note_made_at_an_items_promote_target_takes_the_promote_box_away_though_the_item_is_cached(
+    tmp_path: Path, invoke
+) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    rel = "_inbox/agent-a/insight.md"
+    assert "promote to `insights/agents-should-batch-writes.md`" in section_text(root, rel)
+    taken = root / "insights/agents-should-batch-writes.md"
+    taken.write_text("---\ntitle: Mine\nauthor: user\n---\nA note of mine.\n")
+    age(taken)
+    sweep(invoke, root, T1)
+    assert "promote to" not in section_text(root, rel)
+
+
+def test_an_item_whose_reading_met_a_bug_is_read_again_at_the_next_sweep(
+    tmp_path: Path, invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    rel = "_inbox/agent-a/contra.md"
+    (root / "_inbox/agent-a/new.md").write_text(insight("A new item makes the note change"))
+    age(root / "_inbox/agent-a/new.md")
+    real = review_note.evaluate
+
+    def broken(desk, querier, candidate):
+        if candidate.inbox_path == "_inbox/agent-a/new.md":
+            raise RuntimeError("index hiccup")
+        return real(desk, querier, candidate)
+
+    monkeypatch.setattr(review_note, "evaluate", broken)
+    sweep(invoke, root, T1)
+    assert "Concerns:" not in section_text(root, "_inbox/agent-a/new.md")  # no view: no note named
+    monkeypatch.setattr(review_note, "evaluate", real)
+    age(root / REVIEW_NOTE)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=1))
+    assert "Concerns:" in section_text(root, "_inbox/agent-a/new.md")  # not kept: asked again
+    assert "take the new value into" in section_text(root, rel)
+
+
 def test_a_note_typed_into_within_the_settle_window_is_left_alone(tmp_path: Path, invoke) -> None:
     root = small_vault(tmp_path / "v", invoke)
     note = root / REVIEW_NOTE

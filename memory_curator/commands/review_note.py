@@ -376,10 +376,13 @@ class ItemCache:
 
 
 def _hash_at(desk: Desk, rel: str) -> str | None:
+    """A note's hash as a cache entry is bound to it (None: no such file)."""
     try:
         return content_hash(safe_join(desk.root, rel).read_bytes())
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:  # a folder, no permission: its own state, re-read when it changes
+        return f"unreadable: {exc.errno}"
 
 
 def _item_to_json(item: rn.Item) -> dict[str, Any]:
@@ -418,25 +421,26 @@ def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory
     kept = cache.get(desk, key)
     if kept is not None:
         return _with(kept, uncertainty=found.uncertainty, problem=problem)
-    item = _read_item(desk, querier, candidate, raw, _with(base, digest=candidate.digest))
-    deps = {p: _hash_at(desk, p) for p in (candidate.target, item.concerns) if p}
-    cache.put(key, item, deps)
+    item, whole = _read_item(desk, querier, candidate, raw, _with(base, digest=candidate.digest))
+    if whole:  # a bug met while asking the index is not kept: the next sweep asks again
+        cache.put(key, item, {p: _hash_at(desk, p) for p in (candidate.target, item.concerns) if p})
     return _with(item, problem=problem)
 
 
-def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes, base: rn.Item) -> rn.Item:
-    """What the item's section shows and offers, as the index and the vault say now."""
+def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes, base: rn.Item) -> tuple[rn.Item, bool]:
+    """What the item's section shows and offers, as the index and the vault say now, and whether
+    that is all of it (False: a bug was met asking the index)."""
     base = _with(base, title=_title(candidate) or base.title)
     if candidate.privacy:
         why = "private content (" + ", ".join(candidate.privacy) + "): approved only in `memory-curator review`"
         quoted = "(private content is not quoted here: the note is visible in search and synced)"
-        return _with(base, quoted=quoted, offers=_closing(), elsewhere=why)
+        return _with(base, quoted=quoted, offers=_closing(), elsewhere=why), True
     try:
-        view = evaluate(desk, querier.get(), candidate)
+        view: View | None = evaluate(desk, querier.get(), candidate)
     except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
         view = None
     offers, concerns, target_digest, elsewhere = _offers(desk, candidate, view)
-    return _with(
+    item = _with(
         base,
         concerns=concerns,
         target_digest=target_digest,
@@ -444,6 +448,7 @@ def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes,
         offers=(*offers, *_closing()),
         elsewhere=elsewhere,
     )
+    return item, view is not None
 
 
 def _with(item: rn.Item, **changes: Any) -> rn.Item:
