@@ -480,7 +480,7 @@ def test_a_sweep_with_nothing_new_leaves_the_note_untouched(tmp_path: Path, invo
     assert (note.read_bytes(), note.stat().st_mtime_ns) == before
 
 
-def test_a_sweep_with_nothing_new_asks_the_index_nothing_and_a_changed_target_is_asked_again(
+def test_a_sweep_with_nothing_new_asks_the_index_nothing_and_a_changed_note_asks_it_again(
     tmp_path: Path, invoke, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = small_vault(tmp_path / "v", invoke)
@@ -495,11 +495,21 @@ def test_a_sweep_with_nothing_new_asks_the_index_nothing_and_a_changed_target_is
     target.write_text(target.read_text() + "\nA line the person added.\n")
     age(target)
     sweep(invoke, root, T1 + dt.timedelta(minutes=1))
-    assert asked == [contra]  # only the item whose note changed is read again
+    assert sorted(asked) == sorted(before)  # a note changed: the index may answer otherwise for any item
     after = sections((root / REVIEW_NOTE).read_text("utf-8"))
     assert after[contra] != before[contra] and {k: v for k, v in after.items() if k != contra} == {
         k: v for k, v in before.items() if k != contra
-    }  # its section is bound to the note's new bytes
+    }  # the contradiction's section is bound to the note's new bytes
+    asked.clear()
+    unrelated = root / "insights/agents-need-a-curator.md"
+    unrelated.write_text(unrelated.read_text() + "\nAnother line.\n")
+    age(root / REVIEW_NOTE)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=2))
+    assert sorted(asked) == sorted(before)  # any note: a new neighbour, a near-duplicate
+    asked.clear()
+    age(root / REVIEW_NOTE)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=3))
+    assert asked == []  # and quiet again
 
 
 def test_a_note_made_at_an_items_promote_target_takes_the_promote_box_away_though_the_item_is_cached(

@@ -14,6 +14,7 @@ a section is read only against them.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -36,6 +37,7 @@ from memory_curator.core.notes import all_tags, content_hash, parse
 from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.reasons import CODES
 from memory_curator.core.text import iso, one_line
+from memory_curator.index.store import walk
 from memory_curator.store import writer
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import safe_join
@@ -298,7 +300,7 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
 def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
     """The items waiting for a person, newest first, each with what it allows."""
     waiting = [i for i in scan_inbox(desk.root, desk.state, settings=desk.rules.settings) if i.waiting_for_person]
-    cache = ItemCache.load(desk.state)
+    cache = ItemCache.load(desk)
     if not waiting:
         cache.save(desk)
         return []
@@ -331,24 +333,26 @@ class Lazy:
 
 
 class ItemCache:
-    """What each waiting item's section needs (`rn.Item`), kept in the state directory by
-    (inbox path, candidate hash, reason code, rules hash), with the hash of each note it was read
-    against (its target and the note it concerns; None: absent). Asking the index about every
-    item is most of what rendering costs, and a sweep with nothing new would ask it all again;
-    an entry is used only while those notes still hold those bytes, and kept only while its item
-    waits. A note added elsewhere in the vault shows in a section once the item or its target
-    changes; what a tick does is checked again when it is applied (`Desk.act`)."""
+    """What each waiting item's section needs (`rn.Item`), kept in the state directory while the
+    vault's notes stay as they were (`notes_seen`), by (inbox path, candidate hash, reason code,
+    rules hash), with the hash of each note it was read against (its promote target and the note
+    it concerns; None: absent). Asking the index about every item is most of what rendering
+    costs, and a sweep with nothing new would ask it all again for the same answers; a note
+    written, added or removed anywhere makes every item be asked again. An entry is kept only
+    while its item waits; what a tick does is checked again when it is applied (`Desk.act`)."""
 
-    def __init__(self, old: dict[str, Any]) -> None:
-        self.old, self.new = old, dict[str, Any]()
+    def __init__(self, seen: str, old: dict[str, Any], kept: bool) -> None:
+        self.seen, self.old, self.kept, self.new = seen, old, kept, dict[str, Any]()
 
     @classmethod
-    def load(cls, state: Path) -> ItemCache:
+    def load(cls, desk: Desk) -> ItemCache:
+        seen = notes_seen(desk)
         try:
-            data = json.loads((state / CACHE).read_text("utf-8"))
+            data = json.loads((desk.state / CACHE).read_text("utf-8"))
         except (OSError, ValueError):
-            return cls({})
-        return cls(data if isinstance(data, dict) else {})
+            return cls(seen, {}, False)
+        same = isinstance(data, dict) and data.get("notes") == seen and isinstance(data.get("items"), dict)
+        return cls(seen, data["items"] if same else {}, same)
 
     @staticmethod
     def key(desk: Desk, rel: str, digest: str, code: str) -> str:
@@ -370,9 +374,17 @@ class ItemCache:
         self.new[key] = {"item": _item_to_json(item), "deps": deps}
 
     def save(self, desk: Desk) -> None:
-        if self.new != self.old:
-            data = json.dumps(self.new, ensure_ascii=False).encode("utf-8", "surrogatepass")
-            desk.ctx.files.write_state_file(desk.state / CACHE, data)
+        if self.new != self.old or not self.kept:
+            data = json.dumps({"notes": self.seen, "items": self.new}, ensure_ascii=False)
+            desk.ctx.files.write_state_file(desk.state / CACHE, data.encode("utf-8", "surrogatepass"))
+
+
+def notes_seen(desk: Desk) -> str:
+    """The vault's notes as the index sees them (path, size, mtime; one stat each), the review
+    note and its copies aside: while this holds, the index answers as it did."""
+    note = desk.rules.settings.review_note or None
+    seen = sorted((rel, *stat) for rel, stat in walk(desk.root).items() if not rn.is_note_file(rel, note))
+    return hashlib.sha256(json.dumps(seen).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _hash_at(desk: Desk, rel: str) -> str | None:
@@ -413,14 +425,14 @@ def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory
     base = rn.Item(found.rel, "", found.rel.rpartition("/")[2], code, CODES.get(code, code), found.uncertainty)
     if found.too_large:
         return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=found.too_large, problem=problem)
+    kept = cache.get(desk, ItemCache.key(desk, found.rel, _hash_at(desk, found.rel) or "", code))
+    if kept is not None:  # not even parsed again
+        return _with(kept, uncertainty=found.uncertainty, problem=problem)
     try:
         raw, candidate = desk.read(found.rel)
     except CuratorError as exc:
         return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=str(exc), problem=problem)
     key = ItemCache.key(desk, found.rel, candidate.digest, code)
-    kept = cache.get(desk, key)
-    if kept is not None:
-        return _with(kept, uncertainty=found.uncertainty, problem=problem)
     item, whole = _read_item(desk, querier, candidate, raw, _with(base, digest=candidate.digest))
     if whole:  # a bug met while asking the index is not kept: the next sweep asks again
         cache.put(key, item, {p: _hash_at(desk, p) for p in (candidate.target, item.concerns) if p})
