@@ -8,7 +8,8 @@ ticked once whose candidate (and target note) still hold the bytes the section w
 the note and writes it only when its bytes would change, by compare-and-swap on the bytes it
 read (a person saving meanwhile wins; the next sweep reads their ticks). Which sections the
 curator wrote, and what each task does, are kept in the state directory (`review-note.json`):
-a section is read only against them.
+a section is read only against them. What each item's section needs is kept there too
+(`review-note-items.json`, `ItemCache`), so a sweep with nothing new asks the index nothing.
 """
 
 from __future__ import annotations
