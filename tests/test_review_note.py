@@ -512,6 +512,23 @@ def test_a_sweep_with_nothing_new_asks_the_index_nothing_and_a_changed_note_asks
     assert asked == []  # and quiet again
 
 
+@pytest.mark.parametrize("kept", [b"not json", b'{"notes": 1, "items": []}', b"[]", None])
+def test_a_broken_or_foreign_item_cache_is_read_again_not_trusted(tmp_path: Path, invoke, kept: bytes | None) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    before = (note.read_bytes(), note.stat().st_mtime_ns)
+    cache = state_of(root) / review_note.CACHE
+    seen = json.loads(cache.read_bytes())["notes"]
+    if kept is None:  # the right vault, but every entry malformed
+        entries = json.loads(cache.read_bytes())["items"]
+        kept = json.dumps({"notes": seen, "items": {k: {"item": {"bad": 1}, "deps": {}} for k in entries}}).encode()
+    cache.write_bytes(kept)
+    out = sweep(invoke, root, T1)
+    assert not [n for n in out.get("notes", []) if n.startswith("review note")], out
+    assert (note.read_bytes(), note.stat().st_mtime_ns) == before  # the same note, read afresh
+    assert json.loads(cache.read_bytes())["notes"] == seen
+
+
 def test_a_note_made_at_an_items_promote_target_takes_the_promote_box_away_though_the_item_is_cached(
     tmp_path: Path, invoke
 ) -> None:

@@ -301,10 +301,9 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
 def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
     """The items waiting for a person, newest first, each with what it allows."""
     waiting = [i for i in scan_inbox(desk.root, desk.state, settings=desk.rules.settings) if i.waiting_for_person]
-    cache = ItemCache.load(desk)
     if not waiting:
-        cache.save(desk)
         return []
+    cache = ItemCache.load(desk)
     flags = flag_reasons(desk)
     querier = Lazy(desk)
     try:
