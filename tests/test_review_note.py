@@ -42,18 +42,25 @@ def insight(title: str) -> str:
     return INSIGHT.replace("Agents should batch writes", title)
 
 
-# inbox name -> (text, reason code, the decision: verb, and a drop's typed reason)
+SOURCE = "source_url: https://example.dev/x\nconfidence: 2\n"
+CURATOR_TEXT = (  # the body of insights/agents-need-a-curator.md
+    "Left alone, agents write the same fact five times in five shapes. A sweep that\n"
+    "checks novelty before anything becomes durable keeps the vault worth reading.\n"
+)
+HOSTING = "---\ntitle: Acme hosting\n---\nAcme stores customer data in Frankfurt.\n"  # semantic_kit's words
+
+UNSOURCED_KITE = fact("kite", "Kites fly.").replace("source_url: https://example.dev/kite\n", "")
+
+# inbox name -> (text, reason code, the decision: verb, and a drop's typed reason). Every code
+# the note offers an action on; `internal-error`, `unsettled`, `cannot-write` and `other` are
+# made by a bug, an agent still writing, a refused write or an old version, not by a vault's
+# content, and the note treats them as any other code (its offers come from the item, not the
+# code), so the queue does not stage them.
 QUEUE: dict[str, tuple[str, str, tuple[str, str | None]]] = {
     "memo.md": (MEMO, "no-surface", ("drop", "not a note")),
-    "memo2.md": (MEMO.replace("A memo worth", "Another memo worth"), "no-surface", ("leave", None)),
-    "thin.md": (THIN_FACT, "criteria-failed", ("promote", None)),
-    "thin2.md": (fact("golang", "Go has goroutines."), "criteria-failed", ("drop", None)),
-    "thin3.md": (fact("zig", "Zig has comptime."), "criteria-failed", ("leave", None)),
-    "thin4.md": (fact("nim", "Nim compiles to C."), "criteria-failed", ("promote", None)),
+    "thin.md": (fact("nim", "Nim compiles to C."), "criteria-failed", ("promote", None)),  # no word the model knows
     "ada.md": (ADA, "criteria-failed", ("patch", None)),
     "insight.md": (INSIGHT, "undecided", ("promote", None)),
-    "insight2.md": (insight("Agents should sleep at night"), "undecided", ("drop", "too vague")),
-    "insight3.md": (insight("Agents should write small notes"), "undecided", ("leave", None)),
     "contra.md": (CONTRADICTION, "contradiction", ("both", None)),
     "contra-b.md": (fact("widget", "Widgets weigh 9 kg.", 2), "contradiction", ("new", None)),
     "contra-c.md": (fact("gadget", "Gadgets weigh 7 kg.", 2), "contradiction", ("old", None)),
@@ -61,13 +68,55 @@ QUEUE: dict[str, tuple[str, str, tuple[str, str | None]]] = {
     "empty.md": ("", "empty", ("drop", None)),
     "broken.md": ("---\ntype: fact\nvalue: [unclosed\n---\nbody\n", "unreadable", ("drop", None)),
     "private.md": (PRIVATE, "private", ("drop", "private")),
-    "private2.md": (PRIVATE.replace("Agents should", "Agents must"), "private", ("leave", None)),
     "incomplete.md": (fact("blank", "''", 2), "incomplete", ("drop", None)),
     "big.md": (insight("Too large") + "x" * (1 << 20), "too-large", ("leave", None)),  # only `leave` is offered
+    # an exact copy of a note's text (the vault's rules here have no exact-duplicate drop rule)
+    "dup.md": (
+        f"---\ntype: research\ntopic: saved\ntitle: Saved copy\n{SOURCE}---\n{CURATOR_TEXT}",
+        "duplicate",
+        ("drop", None),
+    ),
+    "near.md": (
+        f"---\ntype: research\ntopic: saved\ntitle: Agents want a curator\n{SOURCE}---\n"
+        + CURATOR_TEXT.replace("worth reading.", "worth reading and tidy."),
+        "near-duplicate",
+        ("promote", None),
+    ),
+    "subject.md": (
+        f"---\ntype: insight\ntitle: Coding assistants\n{SOURCE}load_bearing: true\n---\nThey handle data apart.\n",
+        "subject-note",
+        ("leave", None),
+    ),
+    "semantic.md": (  # no word of it is in notes/hosting.md: only the (test) model pairs them
+        f"---\ntype: research\ntopic: vendors\ntitle: Supplier records\n{SOURCE}---\n"
+        "The company keeps client records in Germany.\n",
+        "semantic-neighbour",
+        ("promote", None),
+    ),
+    "exists.md": (
+        fact("widget", "Widgets weigh 4 kg.", 3).replace(
+            "About widget.", "About widget. Factory engineers cast every widget from recycled marine steel alloys."
+        ),
+        "exists",
+        ("drop", "the note says enough"),
+    ),
+    # dropped by a rule (confidence 1, no source) then put back by undo: held, never flagged
+    "held.md": (UNSOURCED_KITE, "held", ("promote", None)),
+    # the judge (through the SDK's mock transport) cites a drop rule whose condition does not hold
+    "judge.md": (insight("Agents should judge"), "judge", ("drop", "the judge was right")),
 }
-CURATOR_FACTS = {  # curator's notes the contradictions are about
+LATER = ("held.md", "judge.md")
+EXACT_DUPLICATE_RULE = '  - id: exact-duplicate\n    reason: "exact duplicate of {note}"\n    when: exact_duplicate\n'
+TARGETS = {  # the note a patch goes into, as `review` is told it
+    "ada.md": "persons/ada-lovelace.md",
+    "contra.md": "facts/obsidian/file-format.md",
+    "contra-b.md": "facts/widget/size.md",
+    "contra-c.md": "facts/gadget/size.md",
+}  # staged by sweeps of their own (see `make_vault`)
+CURATOR_FACTS = {  # curator's notes the contradictions are about, and the semantic neighbour
     "facts/widget/size.md": fact("widget", "Widgets weigh 4 kg.", 3),
     "facts/gadget/size.md": fact("gadget", "Gadgets weigh 2 kg.", 3),
+    "notes/hosting.md": HOSTING,
 }
 
 
@@ -76,25 +125,66 @@ def person(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_CURATOR_USER", "tester")
 
 
-def make_vault(root: Path, invoke) -> Path:
-    """The fixtures, the curator's facts and the 20-item queue, swept once at T0: all flagged."""
+@pytest.fixture
+def queue_model(model_dir: Path, no_network: None) -> Path:
+    """The tiny semantic model (`semantic_kit`) the queue's semantic-neighbour is paired by."""
+    return model_dir
+
+
+def judge_seams(at: dt.datetime) -> Seams:
+    """A sweep whose judge (its SDK on a mock transport, as `test_judge` wires it) cites the
+    `low-confidence-unsourced` drop rule for every candidate it is shown."""
+    from test_judge import FakeModel, answer, answering, wire_fake_api
+
+    model = FakeModel(answering(lambda title, cid, notes: [answer(cid, drop_rule="low-confidence-unsourced")]))
+    return wire_fake_api(model, {}, clock=FixedClock(at))
+
+
+def make_vault(root: Path, invoke, model: Path) -> Path:
+    """The fixtures, the curator's notes and the 20-item queue, all waiting at T0 + 3 min: the
+    queue swept at T0 (all flagged), then `held.md` dropped by a rule and put back by undo,
+    then `judge.md` swept with the judge, then one more sweep writes the whole note."""
     shutil.copytree(FIXTURES, root)
     shutil.rmtree(root / "_inbox/test-step-4")
-    for rel, text in CURATOR_FACTS.items():
+    rules = root / "_meta/inbox-rules.md"
+    text = rules.read_text().replace(EXACT_DUPLICATE_RULE, "")
+    semantic = f"\nsettings:\n  semantic: {{model: {json.dumps(str(model))}}}\n"
+    rules.write_text(text.replace("\nsettings:\n", semantic, 1))
+    for rel, body in CURATOR_FACTS.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+        (root / rel).write_text(body)
     (root / "_inbox/agent-a").mkdir(parents=True)
-    for name, (text, _, _) in QUEUE.items():
-        path = root / "_inbox/agent-a" / name
-        path.write_text(text)
+    for name, (body, _, _) in QUEUE.items():
+        if name not in LATER:
+            (root / "_inbox/agent-a" / name).write_text(body)
     for path in root.rglob("*"):
         if path.is_file():
             age(path)
     out = sweep(invoke, root, T0)
-    assert out["needs_review"] == len(QUEUE) - 1, out
+    assert out["needs_review"] == len(QUEUE) - len(LATER) - 1, out
     codes = {a["inbox_path"].rsplit("/", 1)[1]: a["reason_code"] for g in out["agents"] for a in g["actions"]}
     codes |= {s["inbox_path"].rsplit("/", 1)[1]: s["waiting"] for g in out["agents"] for s in g["skipped"]}
+
+    held, judged = (root / "_inbox/agent-a" / name for name in LATER)
+    held.write_text(QUEUE["held.md"][0])
+    age(held)
+    assert sweep(invoke, root, T0 + dt.timedelta(minutes=1))["dropped"] == 1
+    assert invoke("undo", "--last", "--vault", str(root)).exit_code == 0
+    age(held)
+    judged.write_text(QUEUE["judge.md"][0])
+    age(judged)
+    result = invoke("run", "--vault", str(root), "--json", seams=judge_seams(T0 + dt.timedelta(minutes=2)))
+    out = json.loads(result.output)
+    assert out["judge"]["requests"] == 1, out
+    codes |= {a["inbox_path"].rsplit("/", 1)[1]: a["reason_code"] for g in out["agents"] for a in g["actions"]}
+    age(root / REVIEW_NOTE)
+    out = sweep(invoke, root, T0 + dt.timedelta(minutes=3))
+    skipped = [s for g in out["agents"] for s in g["skipped"]]
+    codes |= {s["inbox_path"].rsplit("/", 1)[1]: s["waiting"] for s in skipped if s["waiting"] == "held"}
     assert codes == {name: code for name, (_, code, _) in QUEUE.items()}
+    note = (root / REVIEW_NOTE).read_text("utf-8")
+    assert {f"**{code}**" for _, code, _ in QUEUE.values()} <= {m for m in re.findall(r"\*\*[a-z-]+\*\*", note)}
+    age(root / REVIEW_NOTE)
     return root
 
 
@@ -148,8 +238,11 @@ def state_of(root: Path) -> Path:
     return build_context(root).state
 
 
-def test_a_queue_cleared_in_the_note_equals_the_same_decisions_in_review(tmp_path: Path, invoke) -> None:
-    by_note, by_review = make_vault(tmp_path / "note", invoke), make_vault(tmp_path / "review", invoke)
+def test_a_queue_cleared_in_the_note_equals_the_same_decisions_in_review(
+    tmp_path: Path, invoke, queue_model: Path
+) -> None:
+    by_note = make_vault(tmp_path / "note", invoke, queue_model)
+    by_review = make_vault(tmp_path / "review", invoke, queue_model)
     assert snapshot(by_note) == snapshot(by_review)
     note = by_note / REVIEW_NOTE
     text = note.read_text("utf-8")
@@ -179,11 +272,9 @@ def test_a_queue_cleared_in_the_note_equals_the_same_decisions_in_review(tmp_pat
         if verb == "promote":
             done = desk.promote(rel)
         elif verb == "patch":
-            done = patch_confirmed(desk, rel, "persons/ada-lovelace.md", None)
+            done = patch_confirmed(desk, rel, TARGETS[name], None)
         elif verb in ("new", "old", "both"):
-            target = {"contra.md": "facts/obsidian/file-format.md"}.get(name) or f"facts/{name[7:-3]}dget/size.md"
-            target = {"contra-b.md": "facts/widget/size.md", "contra-c.md": "facts/gadget/size.md"}.get(name, target)
-            preview = desk.preview(rel, target, verb)
+            preview = desk.preview(rel, TARGETS[name], verb)
             done = desk.patch(rel, preview.target, confirmed=preview.persons, seen=preview.seen, settle=verb)
         elif verb == "drop":
             done = desk.drop(rel, reason or "dropped in review")
@@ -214,8 +305,8 @@ def test_a_queue_cleared_in_the_note_equals_the_same_decisions_in_review(tmp_pat
     assert snapshot(by_note) == snapshot(by_review)
 
 
-def test_log_names_the_note_as_the_way_a_person_decided(tmp_path: Path, invoke) -> None:
-    root = make_vault(tmp_path / "v", invoke)
+def test_log_names_the_note_as_the_way_a_person_decided(tmp_path: Path, invoke, queue_model: Path) -> None:
+    root = make_vault(tmp_path / "v", invoke, queue_model)
     note = root / REVIEW_NOTE
     obsidian_save(note, ticked(note.read_text("utf-8"), "_inbox/agent-a/memo.md", "drop"))
     sweep(invoke, root, T1)
@@ -389,6 +480,92 @@ def test_a_sweep_with_nothing_new_leaves_the_note_untouched(tmp_path: Path, invo
     assert (note.read_bytes(), note.stat().st_mtime_ns) == before
 
 
+def test_a_sweep_with_nothing_new_asks_the_index_nothing_and_a_changed_note_asks_it_again(
+    tmp_path: Path, invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    contra = "_inbox/agent-a/contra.md"
+    before = sections((root / REVIEW_NOTE).read_text("utf-8"))
+    asked: list[str] = []
+    real = review_note.evaluate
+    monkeypatch.setattr(review_note, "evaluate", lambda desk, q, c: asked.append(c.inbox_path) or real(desk, q, c))
+    sweep(invoke, root, T1)
+    assert asked == []  # every section came from the state directory's cache
+    target = root / "facts/obsidian/file-format.md"
+    target.write_text(target.read_text() + "\nA line the person added.\n")
+    age(target)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=1))
+    assert sorted(asked) == sorted(before)  # a note changed: the index may answer otherwise for any item
+    after = sections((root / REVIEW_NOTE).read_text("utf-8"))
+    assert after[contra] != before[contra] and {k: v for k, v in after.items() if k != contra} == {
+        k: v for k, v in before.items() if k != contra
+    }  # the contradiction's section is bound to the note's new bytes
+    asked.clear()
+    unrelated = root / "insights/agents-need-a-curator.md"
+    unrelated.write_text(unrelated.read_text() + "\nAnother line.\n")
+    age(root / REVIEW_NOTE)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=2))
+    assert sorted(asked) == sorted(before)  # any note: a new neighbour, a near-duplicate
+    asked.clear()
+    age(root / REVIEW_NOTE)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=3))
+    assert asked == []  # and quiet again
+
+
+@pytest.mark.parametrize("kept", [b"not json", b'{"notes": 1, "items": []}', b"[]", None])
+def test_a_broken_or_foreign_item_cache_is_read_again_not_trusted(tmp_path: Path, invoke, kept: bytes | None) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    before = (note.read_bytes(), note.stat().st_mtime_ns)
+    cache = state_of(root) / review_note.CACHE
+    seen = json.loads(cache.read_bytes())["notes"]
+    if kept is None:  # the right vault, but every entry malformed
+        entries = json.loads(cache.read_bytes())["items"]
+        kept = json.dumps({"notes": seen, "items": {k: {"item": {"bad": 1}, "deps": {}} for k in entries}}).encode()
+    cache.write_bytes(kept)
+    out = sweep(invoke, root, T1)
+    assert not [n for n in out.get("notes", []) if n.startswith("review note")], out
+    assert (note.read_bytes(), note.stat().st_mtime_ns) == before  # the same note, read afresh
+    assert json.loads(cache.read_bytes())["notes"] == seen
+
+
+def test_a_note_made_at_an_items_promote_target_takes_the_promote_box_away_though_the_item_is_cached(
+    tmp_path: Path, invoke
+) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    rel = "_inbox/agent-a/insight.md"
+    assert "promote to `insights/agents-should-batch-writes.md`" in section_text(root, rel)
+    taken = root / "insights/agents-should-batch-writes.md"
+    taken.write_text("---\ntitle: Mine\nauthor: user\n---\nA note of mine.\n")
+    age(taken)
+    sweep(invoke, root, T1)
+    assert "promote to" not in section_text(root, rel)
+
+
+def test_an_item_whose_reading_met_a_bug_is_read_again_at_the_next_sweep(
+    tmp_path: Path, invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    rel = "_inbox/agent-a/contra.md"
+    (root / "_inbox/agent-a/new.md").write_text(insight("A new item makes the note change"))
+    age(root / "_inbox/agent-a/new.md")
+    real = review_note.evaluate
+
+    def broken(desk, querier, candidate):
+        if candidate.inbox_path == "_inbox/agent-a/new.md":
+            raise RuntimeError("index hiccup")
+        return real(desk, querier, candidate)
+
+    monkeypatch.setattr(review_note, "evaluate", broken)
+    sweep(invoke, root, T1)
+    assert "Concerns:" not in section_text(root, "_inbox/agent-a/new.md")  # no view: no note named
+    monkeypatch.setattr(review_note, "evaluate", real)
+    age(root / REVIEW_NOTE)
+    sweep(invoke, root, T1 + dt.timedelta(minutes=1))
+    assert "Concerns:" in section_text(root, "_inbox/agent-a/new.md")  # not kept: asked again
+    assert "take the new value into" in section_text(root, rel)
+
+
 def test_a_note_typed_into_within_the_settle_window_is_left_alone(tmp_path: Path, invoke) -> None:
     root = small_vault(tmp_path / "v", invoke)
     note = root / REVIEW_NOTE
@@ -399,11 +576,11 @@ def test_a_note_typed_into_within_the_settle_window_is_left_alone(tmp_path: Path
     assert snapshot(root, note=True) == before and note_records(root) == []
 
 
-def test_the_note_renders_as_task_lists_whose_links_resolve(tmp_path: Path, invoke) -> None:
+def test_the_note_renders_as_task_lists_whose_links_resolve(tmp_path: Path, invoke, queue_model: Path) -> None:
     from markdown_it import MarkdownIt
     from mdit_py_plugins.tasklists import tasklists_plugin
 
-    root = make_vault(tmp_path / "v", invoke)
+    root = make_vault(tmp_path / "v", invoke, queue_model)
     evil = root / "_inbox/agent-b/evil.md"
     evil.parent.mkdir()
     evil.write_text(evil_text(section_text(root, MEMO_REL)))
@@ -589,6 +766,8 @@ def test_a_drop_ticked_in_the_note_can_be_restored_from_the_head_but_a_private_o
     obsidian_save(note, note.read_text("utf-8").replace("- [ ] restore", "- [x] restore"))
     sweep(invoke, root, T1 + dt.timedelta(minutes=1))
     assert (root / MEMO_REL).exists() and not (root / restores[0][0]).exists()
+    restored = [r for r in note_records(root) if r.get("verdict") == "restore"]
+    assert [(r["event"], r["inbox"]) for r in restored] == [("begin", MEMO_REL)]  # journalled as the note's
     assert "restore `" not in (root / REVIEW_NOTE).read_text("utf-8").split("%% mc:end head %%")[0]
     assert MEMO_REL[:-3] in (root / REVIEW_NOTE).read_text("utf-8")  # back in the queue, held
 

@@ -8,6 +8,7 @@ journal); a file already there is never overwritten.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +38,9 @@ class Restored:
         return {"restored": self.dropped, "inbox_path": self.inbox_path, "run_id": self.run_id}
 
 
-def restore(ctx: Context, dropped: str | Path, wait: bool = False) -> Restored:
+def restore(ctx: Context, dropped: str | Path, wait: bool = False, by: str | None = None) -> Restored:
+    """Put `dropped` back; `by` names how the person decided when not in a terminal (the review
+    note's restore box), journalled as `by` like the note's other actions."""
     rel, agent = dropped_item(ctx.root, dropped)
     now = ctx.clock.now()
     with locked(ctx, wait) as executor:
@@ -52,6 +55,8 @@ def restore(ctx: Context, dropped: str | Path, wait: bool = False) -> Restored:
             raise CuratorError(f"{target} already exists; not restored (rename or move that file first)")
         data = compose.with_review_tag(compose.strip_drop_mark(text)).encode("utf-8")
         plan = restore_plan(new_run_id(now), target, rel, raw, data, f"restored by {ctx.user}")
+        if by:
+            plan = dataclasses.replace(plan, record={**plan.record, "by": by})
         try:
             executor.execute(plan)
         except FileExistsError:

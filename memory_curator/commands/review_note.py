@@ -8,16 +8,18 @@ ticked once whose candidate (and target note) still hold the bytes the section w
 the note and writes it only when its bytes would change, by compare-and-swap on the bytes it
 read (a person saving meanwhile wins; the next sweep reads their ticks). Which sections the
 curator wrote, and what each task does, are kept in the state directory (`review-note.json`):
-a section is read only against them.
+a section is read only against them. What each item's section needs is kept there too
+(`review-note-items.json`, `ItemCache`), so a sweep with nothing new asks the index nothing.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,7 @@ from memory_curator.core.notes import all_tags, content_hash, parse
 from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.reasons import CODES
 from memory_curator.core.text import iso, one_line
+from memory_curator.index.store import walk
 from memory_curator.store import writer
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import relpath, safe_join
@@ -43,6 +46,7 @@ from memory_curator.store.state import sweep_lock
 
 BY = "review-note"
 STATE = "review-note.json"
+CACHE = "review-note-items.json"  # `ItemCache`
 QUOTE_CHARS = 4000
 SWEEPS_SHOWN = 3
 REVIEW_HINT = "Private items and writes into your own notes are decided only in a terminal: `memory-curator review`."
@@ -257,7 +261,7 @@ def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], lis
 def _restore(
     ctx: Context, reading: rn.Reading | None, copies: list[str], memory: Memory, wait: bool
 ) -> tuple[str, ...]:
-    """The drops ticked for restore in the head (each its own run, as `restore` does)."""
+    """The drops ticked for restore in the head (each its own run, as `restore` does, `by: review-note`)."""
     ids = set(reading.restores if reading else ())
     for copy in copies:
         got = _read_copy(ctx, copy, memory)
@@ -269,7 +273,7 @@ def _restore(
         if not safe_join(ctx.root, dropped).is_file():
             continue
         try:
-            restored.append(restore(ctx, ctx.root / dropped, wait).inbox_path)
+            restored.append(restore(ctx, ctx.root / dropped, wait, by=BY).inbox_path)
         except CuratorError:
             continue
     return tuple(restored)
@@ -313,20 +317,115 @@ def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
     waiting = [i for i in scan_inbox(desk.root, desk.state, settings=desk.rules.settings) if i.waiting_for_person]
     if not waiting:
         return []
+    cache = ItemCache.load(desk)
     flags = flag_reasons(desk)
-    querier = desk.querier()
+    querier = Lazy(desk)
     try:
-        return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory) for i in reversed(waiting)]
+        return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
     finally:
-        close = getattr(querier, "close", None)
+        querier.close()
+        cache.save(desk)
+
+
+class Lazy:
+    """The desk's querier, opened only when an item is not in the cache (a sweep with nothing new
+    never opens the index for the note)."""
+
+    def __init__(self, desk: Desk) -> None:
+        self.desk = desk
+        self.opened: Querier | None = None
+
+    def get(self) -> Querier:
+        if self.opened is None:
+            self.opened = self.desk.querier()
+        return self.opened
+
+    def close(self) -> None:
+        close = getattr(self.opened, "close", None)
         if callable(close):
             close()
 
 
-def _safe_item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Memory) -> rn.Item:
+class ItemCache:
+    """What each waiting item's section needs (`rn.Item`), kept in the state directory while the
+    vault's notes stay as they were (`notes_seen`), by (inbox path, candidate hash, reason code,
+    rules hash), with the hash of each note it was read against (its promote target and the note
+    it concerns; None: absent). Asking the index about every item is most of what rendering
+    costs, and a sweep with nothing new would ask it all again for the same answers; a note
+    written, added or removed anywhere makes every item be asked again. An entry is kept only
+    while its item waits; what a tick does is checked again when it is applied (`Desk.act`)."""
+
+    def __init__(self, seen: str, old: dict[str, Any], kept: bool) -> None:
+        self.seen, self.old, self.kept, self.new = seen, old, kept, dict[str, Any]()
+
+    @classmethod
+    def load(cls, desk: Desk) -> ItemCache:
+        seen = notes_seen(desk)
+        try:
+            data = json.loads((desk.state / CACHE).read_text("utf-8"))
+        except (OSError, ValueError):
+            return cls(seen, {}, False)
+        same = isinstance(data, dict) and data.get("notes") == seen and isinstance(data.get("items"), dict)
+        return cls(seen, data["items"] if same else {}, same)
+
+    @staticmethod
+    def key(desk: Desk, rel: str, digest: str, code: str) -> str:
+        return "\0".join((rel, digest, code, desk.rules.digest))
+
+    def get(self, desk: Desk, key: str) -> rn.Item | None:
+        entry: Any = self.old.get(key)
+        try:
+            deps = entry["deps"] if isinstance(entry, dict) else None
+            if not isinstance(deps, dict) or any(_hash_at(desk, p) != h for p, h in deps.items()):
+                return None
+            item = _item_from_json(entry["item"])
+        except (KeyError, TypeError, ValueError, CuratorError):
+            return None
+        self.new[key] = entry
+        return item
+
+    def put(self, key: str, item: rn.Item, deps: dict[str, str | None]) -> None:
+        self.new[key] = {"item": _item_to_json(item), "deps": deps}
+
+    def save(self, desk: Desk) -> None:
+        if self.new != self.old or not self.kept:
+            data = json.dumps({"notes": self.seen, "items": self.new}, ensure_ascii=False)
+            desk.ctx.files.write_state_file(desk.state / CACHE, data.encode("utf-8", "surrogatepass"))
+
+
+def notes_seen(desk: Desk) -> str:
+    """The vault's notes as the index sees them (path, size, mtime; one stat each), the review
+    note and its copies aside: while this holds, the index answers as it did."""
+    note = desk.rules.settings.review_note or None
+    seen = sorted((rel, *stat) for rel, stat in walk(desk.root).items() if not rn.is_note_file(rel, note))
+    return hashlib.sha256(json.dumps(seen).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _hash_at(desk: Desk, rel: str) -> str | None:
+    """A note's hash as a cache entry is bound to it (None: no such file)."""
+    try:
+        return content_hash(safe_join(desk.root, rel).read_bytes())
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:  # a folder, no permission: its own state, re-read when it changes
+        return f"unreadable: {exc.errno}"
+
+
+def _item_to_json(item: rn.Item) -> dict[str, Any]:
+    data = asdict(item)
+    data["offers"] = [[o.verb, o.target] for o in item.offers]
+    return data
+
+
+def _item_from_json(data: dict[str, Any]) -> rn.Item:
+    offers = tuple(rn.Offer(str(verb), target) for verb, target in data.pop("offers"))
+    return rn.Item(**data, offers=offers)
+
+
+def _safe_item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory, cache: ItemCache) -> rn.Item:
     """The item, or, when reading it meets a bug, the item with only `leave` and the bug named."""
     try:
-        return _item(desk, querier, found, code, memory)
+        return _item(desk, querier, found, code, memory, cache)
     except Exception as exc:
         why = f"internal error: {one_line(exc)}; use `memory-curator review`"
         return rn.Item(
@@ -334,36 +433,48 @@ def _safe_item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory
         )
 
 
-def _item(desk: Desk, querier: Querier, found: InboxItem, code: str, memory: Memory) -> rn.Item:
+def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory, cache: ItemCache) -> rn.Item:
     code = "too-large" if found.too_large else code
     problem = memory.problems.get(found.rel)
     base = rn.Item(found.rel, "", found.rel.rpartition("/")[2], code, CODES.get(code, code), found.uncertainty)
     if found.too_large:
         return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=found.too_large, problem=problem)
+    kept = cache.get(desk, ItemCache.key(desk, found.rel, _hash_at(desk, found.rel) or "", code))
+    if kept is not None:  # not even parsed again
+        return _with(kept, uncertainty=found.uncertainty, problem=problem)
     try:
         raw, candidate = desk.read(found.rel)
     except CuratorError as exc:
         return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=str(exc), problem=problem)
-    text = raw.decode("utf-8")
-    title = _title(candidate) or base.title
-    base = _with(base, digest=candidate.digest, title=title, problem=problem)
+    key = ItemCache.key(desk, found.rel, candidate.digest, code)
+    item, whole = _read_item(desk, querier, candidate, raw, _with(base, digest=candidate.digest))
+    if whole:  # a bug met while asking the index is not kept: the next sweep asks again
+        cache.put(key, item, {p: _hash_at(desk, p) for p in (candidate.target, item.concerns) if p})
+    return _with(item, problem=problem)
+
+
+def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes, base: rn.Item) -> tuple[rn.Item, bool]:
+    """What the item's section shows and offers, as the index and the vault say now, and whether
+    that is all of it (False: a bug was met asking the index)."""
+    base = _with(base, title=_title(candidate) or base.title)
     if candidate.privacy:
         why = "private content (" + ", ".join(candidate.privacy) + "): approved only in `memory-curator review`"
         quoted = "(private content is not quoted here: the note is visible in search and synced)"
-        return _with(base, quoted=quoted, offers=_closing(), elsewhere=why)
+        return _with(base, quoted=quoted, offers=_closing(), elsewhere=why), True
     try:
-        view = evaluate(desk, querier, candidate)
+        view: View | None = evaluate(desk, querier.get(), candidate)
     except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
         view = None
     offers, concerns, target_digest, elsewhere = _offers(desk, candidate, view)
-    return _with(
+    item = _with(
         base,
         concerns=concerns,
         target_digest=target_digest,
-        quoted=_quote(text, view),
+        quoted=_quote(raw.decode("utf-8"), view),
         offers=(*offers, *_closing()),
         elsewhere=elsewhere,
     )
+    return item, view is not None
 
 
 def _with(item: rn.Item, **changes: Any) -> rn.Item:
