@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
-from tests.conftest import age
+from tests.test_subjects import vault_with as put
 
 SETS = Path(__file__).resolve().parent
 
@@ -25,14 +25,6 @@ ENGLISH = (
     "source_url: https://github.com/acme/harness/pull/7\nconfidence: 2\n---\n"
     "If every caller must present an approved plan, the planner that writes it is blocked too.\n"
 )
-
-
-def put(vault: Path, notes: dict[str, str]) -> None:
-    for rel, text in notes.items():
-        path = vault / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        age(path)
 
 
 def check(vault: Path, text: str, explain: bool = False) -> dict:
