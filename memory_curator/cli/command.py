@@ -27,6 +27,7 @@ from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 from memory_curator.core.reasons import CODES
 from memory_curator.core.rules import JudgeSettings
 from memory_curator.core.text import parse_day as read_day
+from memory_curator.judge.settings import resolve_settings
 
 Params = Mapping[str, Any]
 Callback = Callable[..., None]
@@ -308,8 +309,6 @@ def judge_pairs(_ctx: click.Context, _param: click.Parameter, values: tuple[str,
             raise click.BadParameter(f"{value!r}: expected NAME=VALUE")
         pairs.append((name.strip(), setting))
     if pairs:
-        from memory_curator.judge.client import resolve_settings  # its pydantic models cost ~75 ms: only --judge-set
-
         try:
             resolve_settings(JudgeSettings(), pairs, env={})
         except CuratorError as exc:

@@ -32,6 +32,7 @@ from memory_curator.core.result import Action, AgentResult, Failure, Skipped, Sw
 from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.core.text import TOO_LARGE, describe, one_line, too_large
 from memory_curator.index.store import IndexUnavailable
+from memory_curator.judge.settings import resolve_settings
 from memory_curator.store import recovery, stores, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal
@@ -154,9 +155,7 @@ def _begin(ctx: Context, rules: Rules, options: Options, judge_settings: JudgeSe
 
 def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:
     """The judge this sweep asks (None: inert) and its settings (flag > env > rules > default)."""
-    from memory_curator.judge import client  # its pydantic models cost ~75 ms: only sweeps pay
-
-    settings = client.resolve_settings(rules.settings.judge, options.judge_settings, ctx.env)
+    settings = resolve_settings(rules.settings.judge, options.judge_settings, ctx.env)
     if not options.use_judge or not settings.enabled:
         return None, settings
     return ctx.judge(ctx, settings), settings

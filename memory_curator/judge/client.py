@@ -21,8 +21,8 @@ import email.utils
 import itertools
 import math
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +30,11 @@ from pydantic import ValidationError
 
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.clock import Clock, SystemClock
-from memory_curator.core.conditions import FALSE_WORDS, TRUE_WORDS
 from memory_curator.core.decide import JudgeVerdict
-from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
 from memory_curator.core.privacy import withheld
 from memory_curator.core.rules import Rules
-from memory_curator.core.settings import JudgeSettings, judge_problem
+from memory_curator.core.settings import JudgeSettings
 from memory_curator.judge.cache import CACHE_FILE, VerdictCache
 from memory_curator.judge.prompt import (
     PROMPT_VERSION,
@@ -49,6 +47,8 @@ from memory_curator.judge.prompt import (
     flat_line,
     map_answers,
 )
+from memory_curator.judge.settings import ENV_PREFIX as ENV_PREFIX
+from memory_curator.judge.settings import resolve_settings as resolve_settings
 from memory_curator.store.bell import Bell
 from memory_curator.store.writer import FILES, Files
 
@@ -56,51 +56,6 @@ if TYPE_CHECKING:  # the SDK itself is imported only when a request is made
     from anthropic.types import OutputConfigParam, TextBlockParam
 
 KEY_ENV = "ANTHROPIC_API_KEY"
-ENV_PREFIX = "MEMORY_CURATOR_JUDGE_"
-
-# --- settings: flag > environment > rules file > default ---------------------------------------
-
-
-def resolve_settings(base: JudgeSettings, flags: Iterable[tuple[str, str]], env: Mapping[str, str]) -> JudgeSettings:
-    """`--judge-set NAME=VALUE`, else `MEMORY_CURATOR_JUDGE_<NAME>` (in `env`, the context's),
-    else the rules file's value."""
-    given = dict(flags)
-    known = [f.name for f in dataclasses.fields(JudgeSettings)]
-    for name in given:
-        if name not in known:
-            raise CuratorError(f"--judge-set {name}: unknown judge setting (known: {', '.join(known)})")
-    values: dict[str, Any] = {}
-    for name in known:
-        variable = ENV_PREFIX + name.upper()
-        if name in given:
-            values[name] = _coerce(given[name], getattr(base, name), f"--judge-set {name}")
-        elif variable in env:
-            values[name] = _coerce(env[variable], getattr(base, name), variable)
-    settings = replace(base, **values)
-    _check(settings)
-    return settings
-
-
-def _coerce(raw: str, current: Any, source: str) -> Any:
-    text = raw.strip()
-    if isinstance(current, bool):
-        if text.lower() in TRUE_WORDS | FALSE_WORDS:
-            return text.lower() in TRUE_WORDS
-        raise CuratorError(f"{source}={raw!r}: must be true or false")
-    if isinstance(current, int | float):
-        try:
-            return type(current)(text)
-        except ValueError:
-            kind = "an integer" if isinstance(current, int) else "a number"
-            raise CuratorError(f"{source}={raw!r}: must be {kind}") from None
-    return text or None
-
-
-def _check(settings: JudgeSettings) -> None:
-    """The rules loader's own check (settings.judge_problem): `rules check` and `run` agree."""
-    problem = judge_problem(settings)
-    if problem:
-        raise CuratorError(f"judge setting {problem[0]}: {problem[1]}")
 
 
 def from_environment(
