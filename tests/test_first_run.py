@@ -297,3 +297,19 @@ def test_the_readmes_first_command_uses_settle_and_no_touch() -> None:
     first = readme.split("```sh\n", 1)[1].split("```", 1)[0]
     assert "--settle 0" in first and "touch" not in first and "--json" not in first
     assert NOW  # the suite's fixed "now" (the demo needs none)
+
+
+def test_a_run_that_asks_no_judge_never_imports_its_client(vault: Path) -> None:
+    """The client's SDK and pydantic models cost ~0.1 s to import: an empty-inbox run (every few
+    minutes from a scheduler) and `--no-judge` must not pay for them (issue 29: <= 0.4 s)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\nfrom memory_curator.cli.app import main\n"
+        "try:\n    main(['run', '--no-judge', '--vault', sys.argv[1], '--settle', '0'])\n"
+        "except SystemExit:\n    pass\n"
+        "print('memory_curator.judge.client' in sys.modules, 'anthropic' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(vault)], capture_output=True, text=True, check=False)
+    assert done.stdout.strip().splitlines()[-1] == "False False", (done.stdout, done.stderr)
