@@ -25,7 +25,7 @@ from memory_curator.commands import sweep
 from memory_curator.commands.context import Seams
 from memory_curator.core.clock import Clock, FixedClock, SystemClock
 from memory_curator.store.state import lock_holder, lock_is_free, sweep_lock
-from memory_curator.store.writer import FILES, Files
+from memory_curator.store.writer import FILES, Files, Group
 
 pytestmark = pytest.mark.slow  # real processes, kill -9 and lock waits: run by .ci/run, not by default
 
@@ -145,11 +145,11 @@ class Meddled(Files):
     act: Callable[[Path], object] = lambda path: None
     hits: list[Path] = field(default_factory=list)
 
-    def _write_temp(self, folder: Path, name: str, data: bytes, mode: int) -> Path:
+    def _write_temp(self, folder: Path, name: str, data: bytes, mode: int, sync: bool = True) -> Path:
         if name == self.name and not self.hits:
             self.hits.append(folder / name)
             self.act(folder / name)
-        return super()._write_temp(folder, name, data, mode)
+        return super()._write_temp(folder, name, data, mode, sync)
 
 
 def test_a_person_edit_of_the_note_being_patched_is_never_overwritten(tmp_path: Path) -> None:
@@ -204,8 +204,8 @@ def test_a_candidate_rewritten_after_its_note_was_written_is_not_removed(tmp_pat
 
     @dataclass(frozen=True)
     class RewriteAfterCreate(Files):
-        def create(self, target: Path, data: bytes) -> None:
-            super().create(target, data)
+        def create(self, target: Path, data: bytes, group: Group | None = None) -> None:
+            super().create(target, data, group)
             if target.name == "status.md":
                 path.write_bytes(newer)
 
