@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 MIN_SCORE = 0.02  # below this a "neighbour" shares only words most notes hold
 META = RULES_PATH.split("/")[0] + "/"
 RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity`
-POOL = 60  # `query` ranks at least this many notes found by BM25: a short question's best note is often not BM25's
+POOL = 30  # `query` ranks at least this many BM25 notes: 30 finds the named questions 60 did, 20 loses 2 of 30
 SEARCHED = 3  # `query` fetches k x this many notes by BM25, to rank them (`similarity.relevance`, `.same`)
 UNSPELT = 5  # a candidate's words no note holds as written, looked up by their stem (title first)
 PEERS = 10  # notes one evidence question (an event's day, a research note's topic) adds to those scored
