@@ -19,7 +19,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +39,9 @@ from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.reasons import CODES
 from memory_curator.core.text import iso, one_line
 from memory_curator.index.store import walk
-from memory_curator.store import writer
+from memory_curator.store import recovery, writer
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import relpath, safe_join
+from memory_curator.store.paths import safe_join
 from memory_curator.store.state import sweep_lock
 
 BY = "review-note"
@@ -127,14 +127,7 @@ def stray_temps(ctx: Context) -> list[str]:
     """Remove the temp files a write of the note left when its own unlink failed: called under
     the sweep lock, as recovery removes those of the plans (no write of the note is under way)."""
     rel = note_rel(ctx)
-    if rel is None:
-        return []
-    folder = safe_join(ctx.root, rel).parent
-    notes = []
-    for temp in ctx.files.stray_temps(folder):
-        ctx.files.unlink_quietly(temp)
-        notes.append(f"removed stray temp file {relpath(ctx.root, temp)}")
-    return notes
+    return [] if rel is None else recovery.remove_temps(ctx.root, ctx.files, [safe_join(ctx.root, rel).parent])
 
 
 def tend(ctx: Context, wait: bool = False) -> Outcome | None:
@@ -478,8 +471,6 @@ def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes,
 
 
 def _with(item: rn.Item, **changes: Any) -> rn.Item:
-    from dataclasses import replace
-
     return replace(item, **changes)
 
 

@@ -132,8 +132,13 @@ def _take_back(executor: Executor, done: list[dict[str, Any]]) -> None:
 
 
 def _sweep_temps(root: Path, files: Files, steps: list[dict[str, Any]]) -> list[str]:
+    return remove_temps(root, files, {p.parent for p in (_path(root, s.get("path")) for s in steps) if p is not None})
+
+
+def remove_temps(root: Path, files: Files, folders: Iterable[Path]) -> list[str]:
+    """Remove our temp files in these folders (a write a crash or a failed unlink left; only under
+    the sweep lock, when no write is under way), saying each one."""
     notes = []
-    folders = {p.parent for p in (_path(root, s.get("path")) for s in steps) if p is not None}
     for folder in sorted(folders):
         for temp in files.stray_temps(folder):
             files.unlink_quietly(temp)
