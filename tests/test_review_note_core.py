@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memory_curator.core import review_note as rn
@@ -63,6 +63,7 @@ def owner(n: int) -> str:
     crlf=st.booleans(),
     bom=st.booleans(),
 )
+@example(ticks=set(), reasons={}, deleted={32, 33}, inserted=[], crlf=False, bom=False)  # seen failing in the suite
 def test_any_edit_reads_only_intact_ticks_and_keeps_every_own_line(ticks, reasons, deleted, inserted, crlf, bom):
     lines = list(LINES)
     for k in ticks:
@@ -87,6 +88,12 @@ def test_any_edit_reads_only_intact_ticks_and_keeps_every_own_line(ticks, reason
             assert sorted(reading.restores) == ([] if touched else verbs)
             continue
         got = reading.ticks.get(sid)
+        cut_before = set(range(first, last)) & deleted or any(first < at < last for at, _ in inserted)
+        if touched and not cut_before and got is not None and got.mangled is None:
+            # only the blank line after its end marker went (the next section's begin with it): the section
+            # itself is whole, so its ticks, and only they, may be read (seen: deleted={32, 33})
+            assert sorted(got.verbs) == verbs
+            continue
         if touched:  # mangled or gone: nothing of it is read
             assert got is None or got.mangled
             continue
