@@ -43,6 +43,7 @@ from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT, is_candidate_n
 from memory_curator.core.notes import NotEditable, content_hash, edit_frontmatter
 from memory_curator.core.ownership import never_owned
 from memory_curator.core.plan import Numbering
+from memory_curator.core.plan import by as plan_by
 from memory_curator.core.result import Action
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import one_line
@@ -343,8 +344,7 @@ class Desk:
         into needs_review on the way (a symlink where a note would go) is reported as refused."""
         try:
             decision, plan = run.numbers.take(build or partial(plan_for, run.planning, candidate, asked))
-            if self.by:
-                plan = dataclasses.replace(plan, record={**plan.record, "by": self.by})
+            plan = plan_by(plan, self.by)
             moved = landing(run.planning, plan)
             moved = run.executor.execute(plan).get(plan.dest or "", moved)
         except writer.Conflict:

@@ -8,7 +8,6 @@ journal); a file already there is never overwritten.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from memory_curator.commands.planning import new_run_id, restore_plan
 from memory_curator.core import compose
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT
+from memory_curator.core.plan import by as plan_by
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores, writer
 from memory_curator.store.paths import safe_join
@@ -55,8 +55,7 @@ def restore(ctx: Context, dropped: str | Path, wait: bool = False, by: str | Non
             raise CuratorError(f"{target} already exists; not restored (rename or move that file first)")
         data = compose.with_review_tag(compose.strip_drop_mark(text)).encode("utf-8")
         plan = restore_plan(new_run_id(now), target, rel, raw, data, f"restored by {ctx.user}")
-        if by:
-            plan = dataclasses.replace(plan, record={**plan.record, "by": by})
+        plan = plan_by(plan, by)
         try:
             executor.execute(plan)
         except FileExistsError:

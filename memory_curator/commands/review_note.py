@@ -28,8 +28,8 @@ from memory_curator.commands.desk import Desk, Done
 from memory_curator.commands.log import entries
 from memory_curator.commands.note_link import conflict_copies
 from memory_curator.commands.restore import restore
-from memory_curator.commands.review import View, evaluate, flag_of, flag_reasons
-from memory_curator.commands.status import InboxItem, scan_inbox
+from memory_curator.commands.review import View, evaluate, flag_of, flag_reasons, queue
+from memory_curator.commands.status import InboxItem
 from memory_curator.core import candidate as cand
 from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError
@@ -38,7 +38,7 @@ from memory_curator.core.notes import all_tags, content_hash, parse
 from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.reasons import CODES
 from memory_curator.core.text import iso, one_line
-from memory_curator.index.store import walk
+from memory_curator.index.store import notes as indexed_notes
 from memory_curator.store import recovery, writer
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import safe_join
@@ -307,7 +307,7 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
 
 def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
     """The items waiting for a person, newest first, each with what it allows."""
-    waiting = [i for i in scan_inbox(desk.root, desk.state, settings=desk.rules.settings) if i.waiting_for_person]
+    waiting = queue(desk)
     if not waiting:
         return []
     cache = ItemCache.load(desk)
@@ -389,8 +389,7 @@ class ItemCache:
 def notes_seen(desk: Desk) -> str:
     """The vault's notes as the index sees them (path, size, mtime; one stat each), the review
     note and its copies aside: while this holds, the index answers as it did."""
-    note = desk.rules.settings.review_note or None
-    seen = sorted((rel, *stat) for rel, stat in walk(desk.root).items() if not rn.is_note_file(rel, note))
+    seen = sorted((rel, *stat) for rel, stat in indexed_notes(desk.root, desk.rules).items())
     return hashlib.sha256(json.dumps(seen).encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -304,7 +304,8 @@ def _with_closest(reason: str, facts: Facts, settings: Settings) -> str:
     parts = [reason]
     if shown:
         parts.append("closest: " + ", ".join(f"{n.path} ({n.score:.2f})" for n in shown))
-    alike = [(path, held, of) for path, held, of in facts.alike if path not in {n.path for n in shown}][:SHOWN]
+    named = {n.path for n in shown}
+    alike = [(path, held, of) for path, held, of in facts.alike if path not in named][:SHOWN]
     if alike:
         parts.append("titled alike: " + ", ".join(f"{p} ({held} of {of} title words)" for p, held, of in alike))
     return "; ".join(parts)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import difflib
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -451,5 +452,11 @@ def _key_in(data: CommentedMap, field: str) -> Any:
     as the text "true", "null", "1"."""
     if field in data or all(isinstance(k, str) for k in data):
         return field
-    resolved = next(iter(YAML().load(f"{field}: 0")), field)
+    resolved = _resolved(field)
     return next((k for k in data if k == resolved and type(k) is type(resolved)), field)
+
+
+@functools.cache
+def _resolved(field: str) -> Any:
+    """The key ruamel's round trip reads from this written text (`true` -> True)."""
+    return next(iter(YAML().load(f"{field}: 0")), field)

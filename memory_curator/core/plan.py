@@ -10,7 +10,7 @@ removes (creates and replaces come before removes), so finishing forward never l
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
 from memory_curator.core.notes import content_hash
@@ -96,6 +96,12 @@ class Numbering:
         built = build(self.taken + 1)
         self.taken += 1
         return built
+
+
+def by(plan: Plan, who: str | None) -> Plan:
+    """The plan with whose act it was in its journal record (`by: review-note`); unchanged for
+    none."""
+    return replace(plan, record={**plan.record, "by": who}) if who else plan
 
 
 def keep(data: bytes) -> Step:

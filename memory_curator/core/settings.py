@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_curator.core.names import INBOX, RULES_PATH
 from memory_curator.core.words import AUTO, LANGUAGES, supported
 
 DEADLINE_MAX_SECONDS = 3600.0  # judge.deadline_seconds: one hour is already far more than any sweep needs
@@ -149,8 +150,8 @@ def settings_problem(settings: Settings) -> tuple[str, str] | None:
         return "near_duplicate_score", "must be within 0..1"
     if not 0 <= settings.neighbours <= NEIGHBOURS_MAX:
         return "neighbours", f"must be within 0..{NEIGHBOURS_MAX}"
-    if settings.review_note and review_note_problem(settings.review_note):
-        return "review_note", review_note_problem(settings.review_note) or ""
+    if settings.review_note and (why := review_note_problem(settings.review_note)):
+        return "review_note", why
     if not supported(settings.language):
         return "language", f"must be {AUTO} or one of: {', '.join(LANGUAGES)}"
     return None
@@ -162,7 +163,7 @@ def review_note_problem(path: str) -> str | None:
     parts = path.split("/")
     if not path.endswith(".md") or path.startswith("/") or any(p in ("", ".", "..") or "\x00" in p for p in parts):
         return "must be a vault-relative path ending in .md (or false to turn the note off)"
-    if parts[0] == "_inbox" or any(p.startswith(".") for p in parts) or path == "_meta/inbox-rules.md":
+    if parts[0] == INBOX or any(p.startswith(".") for p in parts) or path == RULES_PATH:
         return "must lie outside _inbox/, dot-folders and the rules file"
     return None
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_curator.core.words import tokens
-from memory_curator.index.rows import Layout, describe, pack
+from memory_curator.index.rows import Layout, describe, pack, path_text
 
 CHUNK = 500  # notes per chunk: one `executemany` per table
 PARALLEL_NOTES = 2000  # at least this many notes to read: worker processes (each starts in ~0.1 s)
@@ -107,7 +107,7 @@ def describe_chunk(
         )  # fmt: skip
         fts.append((ident, r.title, r.value, r.body))
         texts.append((ident, pack(r.title, r.value, r.body)))
-        path_words.append((ident, r.path[:-3]))
+        path_words.append((ident, path_text(r.path)))
         names.extend((name, ident) for name in r.names)
         if delta is not None:
             delta.update(set(tokens(f"{r.title} {r.value} {r.body}")))

@@ -224,13 +224,14 @@ class Questions(ABC):
         title, _, body = candidate_parts(candidate.frontmatter, candidate.note.body)
         language = words.language_of(f"{title} {body}", self.rules.settings.language)
         found = terms(words.tokens(title), language)
-        wanted = _one_per_stem(found, dict(zip(found, words.stems(found, language), strict=True)))
+        stem_of = dict(zip(found, words.stems(found, language), strict=True))
+        wanted = _one_per_stem(found, stem_of)
         if len(wanted) < ALIKE:
             return []
         held: dict[str, set[str]] = {}
         for word in wanted:
             for path in self.paths_naming((word,), language):
-                held.setdefault(path, set()).add(words.stem(word, language))
+                held.setdefault(path, set()).add(stem_of[word])
         own = (candidate.target, candidate.inbox_path)
         kept = []
         for path, stems in held.items():
@@ -329,7 +330,8 @@ class Questions(ABC):
             scored.append((score, similarity.topic(probe, note), f))
         scored.sort(key=lambda item: (-item[0], -item[1], item[2].path))
         kept = [item for item in scored[:k] if max(item[0], item[1]) >= MIN_SCORE]
-        kept += [item for item in scored[k:] if item[2] in extra]
+        peer_paths = {f.path for f in extra}
+        kept += [item for item in scored[k:] if item[2].path in peer_paths]
         return [
             (near(f.path, f.title, score, self.text(f.path) or "", f.key, f.value), topic) for score, topic, f in kept
         ]

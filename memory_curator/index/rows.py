@@ -172,6 +172,12 @@ def _describe(rel: str, raw: bytes, layout: Layout) -> Row:
     )
 
 
+def path_text(path: str) -> str:
+    """What the `paths` table indexes of a note's path (its words, `.md` aside): written once,
+    because a contentless table forgets a row only given the very text it indexed."""
+    return path[:-3]
+
+
 def pack(title: str, value: str, body: str) -> bytes:
     """A note's indexed text, stored once and compressed (the FTS5 table keeps no copy): the
     lengths of title and value, then the three joined."""

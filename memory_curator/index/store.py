@@ -32,7 +32,7 @@ from memory_curator.index import build, semantic
 from memory_curator.index.build import read_note as read_note  # where `querier` finds it
 from memory_curator.index.progress import Progress as Progress  # where the context finds it
 from memory_curator.index.progress import bar_for
-from memory_curator.index.rows import Layout, unpack
+from memory_curator.index.rows import Layout, path_text, unpack
 from memory_curator.store.state import STATE_FIX
 from memory_curator.store.writer import FILES, Files
 
@@ -115,6 +115,13 @@ class Refresh:
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("rebuilt", "added", "changed", "removed", "notes", "seconds")}
+
+
+def notes(root: Path, rules: Rules) -> dict[str, tuple[int, int]]:
+    """What the index holds: every note of the walk but the review note and its conflict
+    copies, the curator's own file (docs/review.md)."""
+    note = rules.settings.review_note
+    return {rel: seen for rel, seen in walk(root).items() if not is_note_file(rel, note)}
 
 
 def walk(root: Path) -> dict[str, tuple[int, int]]:
@@ -310,10 +317,7 @@ class Index:
         return files
 
     def _notes(self) -> dict[str, tuple[int, int]]:
-        """What the index holds: every note of the walk but the review note and its conflict
-        copies, the curator's own file (docs/review.md)."""
-        note = self.rules.settings.review_note
-        return {rel: seen for rel, seen in walk(self.root).items() if not is_note_file(rel, note)}
+        return notes(self.root, self.rules)
 
     def _incremental(self) -> Refresh:
         started = self.clock.monotonic()
@@ -361,7 +365,7 @@ class Index:
                 indexed.append((ident, title, value, body))
             conn.executemany(_DELETE_FTS, indexed)
             paths = conn.execute(f"SELECT id, path FROM notes WHERE id IN ({marks})", chunk).fetchall()
-            conn.executemany(_DELETE_PATHS, [(ident, path[:-3]) for ident, path in paths])
+            conn.executemany(_DELETE_PATHS, [(ident, path_text(path)) for ident, path in paths])
             for table, column in (("texts", "id"), ("names", "note"), ("notes", "id")):
                 conn.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", chunk)
         return delta
