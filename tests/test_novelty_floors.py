@@ -2,14 +2,15 @@
 (tests/novelty/score.py) runs `python -m memory_curator` (this checkout) on fresh copies of the real vaults,
 obsidian-help-en (tests/novelty/) and agent-learnings-es (tests/novelty_es/).
 
-One target is not met: the named `query` questions in the top 3 (`QUERY_TOP3_TARGET`, 90%; 25 of 30 today,
-the five misses ask in other words than the note uses). Its floor below is today's figure, so that it cannot fall
-back; raise it to the target when the code meets it."""
+The named `query` questions in the top 3 (`QUERY_TOP3_TARGET`, 90%) are met with semantic pairing on (27 of 30
+with WordLlama's vectors, `MC_WORDLLAMA_MODEL`: .ci/run makes it from the wheel); by words alone 25 of 30 (the five
+misses ask in other words than the note uses), a floor kept so that the lexical ranking cannot fall back."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import random
 import subprocess
 import sys
@@ -108,23 +109,42 @@ def test_a_short_candidate_sharing_one_word_with_a_real_note_is_never_near(name:
     assert worst[0] < NEAR, worst
 
 
-QUERY_TOP3_TARGET = 0.90  # issue 28: the named question's note in the top 3; not met
-QUERY_TOP3_FLOOR = 0.83  # today's: 25/30 (83.3%)
+QUERY_TOP3_TARGET = 0.90  # issue 28: the named question's note in the top 3; met with semantic pairing on
+QUERY_TOP3_FLOOR = 0.83  # by words alone (semantic pairing off): 25/30 (83.3%)
+MODEL_ENV = "MC_WORDLLAMA_MODEL"  # a model2vec folder made by tests/perf/wordllama_model.py
 
 
 @pytest.mark.slow  # 30 queries on fresh copies of both vaults: about 60 s
 def test_named_queries_keep_their_floor(tmp_path: Path) -> None:
+    assert named_queries(tmp_path)["fraction"] >= QUERY_TOP3_FLOOR
+
+
+@pytest.mark.slow  # the same, with semantic pairing on: about 90 s
+def test_named_queries_meet_the_target_with_semantic_pairing(tmp_path: Path) -> None:
+    model = os.environ.get(MODEL_ENV)
+    if not model:
+        reason = f"{MODEL_ENV} names no model folder (.ci/run makes one: tests/perf/wordllama_model.py)"
+        if os.environ.get("MC_REQUIRE_SHARED") == "1":  # CI: never skipped
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    assert Path(model, "model.safetensors").is_file(), f"{MODEL_ENV}={model}: not a model2vec folder"
+    assert named_queries(tmp_path, "--semantic-model", model)["fraction"] >= QUERY_TOP3_TARGET
+
+
+def named_queries(tmp_path: Path, *options: str) -> dict[str, Any]:
+    """tests/novelty/queries.py's result over both vaults' 30 questions; a miss is named on failure."""
     for vault in VAULTS.values():
         require_shared(SHARED / "real-vaults" / vault)
     out = tmp_path / "queries.json"
     cli = f"{sys.executable} -m memory_curator"
     done = subprocess.run(
-        [sys.executable, str(HERE / "novelty" / "queries.py"), "--cli", cli, "--out", str(out)],
+        [sys.executable, str(HERE / "novelty" / "queries.py"), "--cli", cli, "--out", str(out), *options],
         capture_output=True,
         text=True,
         timeout=900,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(out.read_text(encoding="utf-8"))
-    assert result["fraction"] >= QUERY_TOP3_FLOOR, [i["name"] for i in result["items"] if not i["hit"]]
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    print("missed:", [i["name"] for i in result["items"] if not i["hit"]])
+    return result

@@ -331,6 +331,21 @@ def test_query_similar_shows_both_lists(
     assert "notes/hosting.md" not in [r["path"] for r in itself["data"]["semantic"] + itself["data"]["lexical"]]
 
 
+def test_query_text_finds_a_note_by_meaning_with_pairing_on(empty_vault: Path, invoke: Callable[..., Result]) -> None:
+    """Issue 28's named questions: asked in other words than the note's, `query --text` (and
+    MCP's `search_notes`, the same question) finds the note only with semantic pairing on."""
+    asked = "Where does the vendor keep client records?"  # no word of it is in notes/hosting.md
+    root = make_vault(empty_vault, None)
+    off = json.loads(invoke("query", "--vault", str(root), "--text", asked, "--json").output)["data"]
+    assert "notes/hosting.md" not in [row["path"] for row in off["results"]]
+    set_semantic(root, f"  semantic: {{model: {write_model(root.parent / 'model')}}}\n")
+    on = json.loads(invoke("query", "--vault", str(root), "--text", asked, "--json").output)["data"]
+    assert on["results"][0]["path"] == "notes/hosting.md", on
+    assert 0 < on["results"][0]["score"] <= 1.0
+    lexical = json.loads(invoke("query", "--vault", str(root), "--text", "pasta basil", "--json").output)["data"]
+    assert lexical["results"][0]["path"] == "notes/dinner.md"  # words the note holds still rank it first
+
+
 def test_query_similar_says_why_the_semantic_list_is_empty(
     empty_vault: Path, tmp_path: Path, invoke: Callable[..., Result]
 ) -> None:

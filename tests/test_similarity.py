@@ -221,3 +221,19 @@ def test_the_real_vaults_fold_as_before() -> None:
     if not texts:
         pytest.skip("no real vaults beside the checkout")
     assert [words.fold(t) for t in texts] == [_fold_char_by_char(t) for t in texts]
+
+
+def test_fused_lists_rank_by_each_lists_share_of_its_range() -> None:
+    lexical = [("a.md", 0.9), ("b.md", 0.5), ("c.md", 0.1)]
+    semantic = [("d.md", 0.8), ("b.md", 0.7), ("a.md", 0.2)]
+    fused = similarity.fused(lexical, semantic)
+    assert [p for p, _ in fused] == ["b.md", "a.md", "d.md", "c.md"]  # b: 0.5 + 5/6; a: 1 + 0; d: 0 + 1
+    assert fused[0][1] == pytest.approx((0.5 + 5 / 6) / 2) and fused[-1][1] == 0.0
+    assert all(0.0 <= score <= 1.0 for _, score in fused)
+
+
+def test_fused_keeps_one_list_and_ties_alike() -> None:
+    only = [("a.md", 0.4), ("b.md", 0.2)]
+    assert similarity.fused(only, []) == [("a.md", 1.0), ("b.md", 0.0)]
+    assert similarity.fused([("b.md", 0.3), ("a.md", 0.3)]) == [("a.md", 1.0), ("b.md", 1.0)]
+    assert similarity.fused([], []) == []

@@ -379,7 +379,11 @@ def log_command(ctx: Context, since: str | None, file: str | None, as_json: bool
 @vault_command(cli, "query", example="query acme headquarters", json=True, usage=command.one_question)
 @click.argument("entity_predicate", nargs=-1, metavar="[ENTITY PREDICATE]")
 @click.option("--slug", metavar="S", help="Notes whose title, alias, slug or file name is S (case, accents folded).")
-@click.option("--text", metavar="TEXT", help="The notes closest to TEXT (BM25), scored 0 to 1.")
+@click.option(
+    "--text",
+    metavar="TEXT",
+    help="The notes closest to TEXT (BM25; by meaning too with semantic pairing on), scored 0 to 1.",
+)
 @click.option("--date", "day", metavar="YYYY-MM-DD", callback=command.parse_day, help="Event notes on this day.")
 @click.option(
     "--similar",

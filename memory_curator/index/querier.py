@@ -345,8 +345,8 @@ def ask(
         return _answer("slug", slug, querier.match_name(slug), querier)
     if day is not None:
         return _answer("date", day, querier.events_on(day), querier)
-    found = querier.similar(text or "", "", limit, search=True) if text is not None else []
-    return _answer("text", text or "", [n.path for n in found], querier, {n.path: n.score for n in found})
+    found = querier.searched(text, limit) if text is not None else []
+    return _answer("text", text or "", [path for path, _ in found], querier, dict(found))
 
 
 def similar_both(querier: IndexQuerier, asked: str, limit: int = 5, cwd: Path | None = None) -> dict[str, Any]:

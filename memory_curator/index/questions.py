@@ -39,6 +39,7 @@ MIN_SCORE = 0.02  # below this a "neighbour" shares only words most notes hold
 META = RULES_PATH.split("/")[0] + "/"
 RESCORED = 2  # notes fetched by BM25 beyond k, to be scored by `similarity`
 POOL = 30  # `query` ranks at least this many BM25 notes: 30 finds the named questions 60 did, 20 loses 2 of 30
+FUSED = 10  # `query --text` with semantic pairing: each list's pool made one (10 to 30 find the same)
 SEARCHED = 3  # `query` fetches k x this many notes by BM25, to rank them (`similarity.relevance`, `.same`)
 UNSPELT = 5  # a candidate's words no note holds as written, looked up by their stem (title first)
 PEERS = 10  # notes one evidence question (an event's day, a research note's topic) adds to those scored
@@ -309,6 +310,17 @@ class Questions(ABC):
         A sweep scores k + `RESCORED` notes; `query` (`search`, or `wide`) k x `SEARCHED`, and at
         least `POOL`."""
         return [neighbour for neighbour, _ in self._similar(head, body, k, search, wide)]
+
+    def searched(self, text: str, k: int) -> list[tuple[str, float]]:
+        """`query --text`: the k notes that best answer `text`, with their scores. With semantic
+        pairing on, the lexical and the semantic best `FUSED` (or k) are made one list
+        (`similarity.fused`): a question in other words than the note's finds it by meaning."""
+        if self.semantic_pairing() is None:
+            return [(n.path, n.score) for n in self.similar(text, "", k, search=True)]
+        pool = max(k, FUSED)
+        lexical = [(n.path, n.score) for n in self.similar(text, "", pool, search=True)]
+        paired = [(n.path, n.score) for n in self.semantic_similar(semantic.note_text(text, "", ""), pool)]
+        return similarity.fused(lexical, paired)[:k]
 
     def _similar(
         self, head: str, body: str, k: int, search: bool = False, wide: bool = False, peers: list[str] | None = None

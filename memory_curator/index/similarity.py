@@ -166,3 +166,19 @@ def containment(probe_: Probe, note_words: list[str]) -> float:
     joined = f" {' '.join(note_words)} "
     found = sum(1 for run in probe_.shingles if f" {run} " in joined)
     return found / len(probe_.shingles)
+
+
+def fused(*ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Lists of (path, score) made one, best first (`query --text` with semantic pairing on):
+    each list's scores min-max normalised over the list, summed per path, divided by the number
+    of lists (a path a list lacks gets 0 from it). The two scales (BM25 relevance, cosine) are
+    not comparable, their ranks within a pool are; with no parameter to choose, it was kept over
+    reciprocal-rank fusion, whose constant moved the named questions by three (docs/rules.md)."""
+    summed: dict[str, float] = {}
+    lists = [r for r in ranked if r]
+    for scored in lists:
+        low, high = min(s for _, s in scored), max(s for _, s in scored)
+        for path, score in scored:
+            share = (score - low) / (high - low) if high > low else 1.0
+            summed[path] = summed.get(path, 0.0) + share
+    return sorted(((p, s / len(lists)) for p, s in summed.items()), key=lambda item: (-item[1], item[0]))

@@ -1,12 +1,15 @@
 """Score the curator's querier on named questions over the real vaults (issue 28).
 
     python tests/novelty/queries.py [--cli "memory-curator"] [--queries tests/novelty_es/queries.yaml]
-                                    [--out queries.json] [--top 3]
+                                    [--out queries.json] [--top 3] [--semantic-model FOLDER]
 
 Each question is `{vault, kind: text|similar, ask, expect}`. Every vault named gets a fresh copy (`<cli> init`,
 a temporary state directory); `text` runs `query --text ASK --json`, `similar` runs `query --similar ASK --json`
 (its lexical list, and its semantic list when the rules turn semantic pairing on). A question is answered when
 `expect` (a vault-relative path) is among the first `--top` results of a list.
+
+With `--semantic-model FOLDER` (a model2vec folder, e.g. WordLlama's: tests/perf/wordllama_model.py) each copy's
+rules turn semantic pairing on, so `query --text` ranks by the lexical and the semantic lists made one.
 """
 
 from __future__ import annotations
@@ -62,7 +65,23 @@ def ask(cli: list[str], work: Path, vault: Path, question: dict[str, Any]) -> di
     return {k: [r["path"] for r in out.get(k) or []] for k in ("lexical", "semantic") if out.get(k) is not None}
 
 
-def score(cli: list[str], questions: dict[str, dict[str, Any]], top: int, vaults_dir: Path) -> dict[str, Any]:
+SEMANTIC_OFF = "  # semantic:"  # the shipped rules' commented-out setting, turned on by --semantic-model
+
+
+def pair_by_meaning(vault: Path, model: Path) -> None:
+    """Turn semantic pairing on in a fresh copy's rules (as its person would, by editing them)."""
+    rules = vault / "_meta" / "inbox-rules.md"
+    lines = rules.read_text(encoding="utf-8").split("\n")
+    at = [i for i, line in enumerate(lines) if line.startswith(SEMANTIC_OFF)]
+    if len(at) != 1:
+        raise SystemExit(f"{rules}: no single {SEMANTIC_OFF.strip()!r} line to turn on")
+    lines[at[0] : at[0] + 1] = ["  semantic:", f"    model: {model.resolve()}"]
+    rules.write_text("\n".join(lines), encoding="utf-8")
+
+
+def score(
+    cli: list[str], questions: dict[str, dict[str, Any]], top: int, vaults_dir: Path, model: Path | None = None
+) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="queries-") as tmp:
         work, copies = Path(tmp), {}
@@ -71,6 +90,8 @@ def score(cli: list[str], questions: dict[str, dict[str, Any]], top: int, vaults
                 copies[q["vault"]] = work / q["vault"]
                 shutil.copytree(vaults_dir / q["vault"], copies[q["vault"]], symlinks=True)
                 call(cli, work, "init", "--vault", str(copies[q["vault"]]))
+                if model is not None:
+                    pair_by_meaning(copies[q["vault"]], model)
             lists = ask(cli, work, copies[q["vault"]], q)
             ranks = [found.index(q["expect"]) + 1 for found in lists.values() if q["expect"] in found]
             items.append(
@@ -115,10 +136,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--vaults", type=Path, default=REAL_VAULTS, help="the folder holding the real vaults")
     parser.add_argument("--top", type=int, default=3, help="a question is answered within this many results")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--semantic-model", type=Path, help="turn semantic pairing on with this model folder")
     args = parser.parse_args(argv)
     questions = yaml.safe_load(args.queries.read_text(encoding="utf-8"))
     start = time.monotonic()
-    result = {"cli": args.cli, **score(shlex.split(args.cli), questions, args.top, args.vaults)}
+    found = score(shlex.split(args.cli), questions, args.top, args.vaults, args.semantic_model)
+    result = {"cli": args.cli, "semantic_model": args.semantic_model and str(args.semantic_model), **found}
     return report(result, start, args.out, table)
 
 
