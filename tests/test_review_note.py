@@ -748,6 +748,37 @@ def test_watch_applies_a_tick_once_the_note_settles(empty_vault: Path) -> None:
     assert [r["reason"] for r in note_records(empty_vault)] == ["not for this vault (by tester)"]
 
 
+@pytest.mark.slow
+def test_a_candidate_gathering_its_batch_when_the_note_settles_is_still_swept(
+    empty_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen: the note's own sweep emptied the batch being gathered, and the tracker had already let
+    go of its files: a candidate that settled just before the note did waited for the reconcile
+    scan (300 s here). Now the note's sweep leaves that batch to gather and be swept."""
+    import time
+
+    from test_watch import fact, set_rules, wait_for, watching
+
+    from memory_curator.commands import watch
+
+    monkeypatch.setattr(watch, "BATCH_GATHER", 2.0)  # wide enough for the note to settle inside it
+    set_rules(empty_vault, settle=0.5, reconcile=300)
+    (empty_vault / "_inbox/agent-a").mkdir(parents=True)
+    memo = empty_vault / MEMO_REL
+    memo.write_text(MEMO)
+    note = empty_vault / REVIEW_NOTE
+    with watching(empty_vault) as (watcher, _):
+        wait_for(lambda: note.exists() and MEMO_REL[:-3] in note.read_text("utf-8"))
+        time.sleep(0.6)  # the note's own write settles
+        candidate = empty_vault / "_inbox/agent-a/acme.md"
+        candidate.write_text(fact("acme"))
+        wait_for(lambda: watcher.ready)  # settled, gathering its batch
+        obsidian_save(note, note.read_text("utf-8") + "\nA line of my own.\n")  # settles inside the gather
+        wait_for(lambda: not candidate.exists(), timeout=8)
+    assert (empty_vault / "facts/acme/headquarters.md").exists()
+    assert "A line of my own." in note.read_text("utf-8")
+
+
 def test_a_drop_ticked_in_the_note_can_be_restored_from_the_head_but_a_private_one_is_not_offered(
     tmp_path: Path, invoke
 ) -> None:

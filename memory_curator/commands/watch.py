@@ -254,8 +254,7 @@ class Watcher:
                 if self._batch_complete():
                     yield from self._sweep()
                 elif self.note is not None and self.note.settled(self.clock.monotonic(), self.settings.settle_seconds):
-                    self.ready, self.ready_since = {}, self.clock.monotonic()  # a sweep of nothing: the note's ticks
-                    yield from self._sweep(note=True)
+                    yield from self._sweep(note=True)  # a sweep of nothing: the note's ticks
                 if not observer.is_alive():
                     raise CuratorError(f"{self.inbox}: the file watcher stopped unexpectedly")
         finally:
@@ -347,11 +346,9 @@ class Watcher:
         return bool(self.ready) and self.clock.monotonic() - self.ready_since >= BATCH_GATHER
 
     def _sweep(self, note: bool = False) -> Iterator[Swept | Notice]:
-        # a file that changed while its batch gathered waits again, unless it is overdue: those always change
-        batch = {rel: overdue for rel, overdue in self.ready.items() if overdue or rel not in self.tracker.entries}
-        for rel in batch:
-            self.tracker.entries.pop(rel, None)  # an overdue file's ceiling starts again
-        self.ready = {}
+        """Sweep the gathered batch; with `note`, only the review note's ticks (a batch still
+        gathering keeps gathering: the tracker has let go of its files)."""
+        batch = {} if note else self._take_batch()
         if (not batch and not note) or not self._lock_free():
             return
         options = replace(
@@ -376,6 +373,14 @@ class Watcher:
             return
         self.sweeps += 1
         yield Swept(self.sweeps, result, self.clock.monotonic() - started)
+
+    def _take_batch(self) -> dict[str, bool]:
+        # a file that changed while its batch gathered waits again, unless it is overdue: those always change
+        batch = {rel: overdue for rel, overdue in self.ready.items() if overdue or rel not in self.tracker.entries}
+        for rel in batch:
+            self.tracker.entries.pop(rel, None)  # an overdue file's ceiling starts again
+        self.ready = {}
+        return batch
 
     def _lock_free(self) -> bool:
         """Wait for a scheduled sweep to finish, but stay responsive to a stop."""
