@@ -9,6 +9,8 @@ patches the note an earlier one created; a batch in which one plan's compare-and
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -34,6 +36,7 @@ from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
 from memory_curator.commands.context import Seams
 from memory_curator.core.errors import RulesError
+from memory_curator.core.notes import content_hash
 from memory_curator.core.rules import parse as parse_rules
 from memory_curator.index.store import Index
 from memory_curator.store import journal as journal_mod
@@ -262,6 +265,42 @@ def test_one_plan_whose_compare_and_swap_fails_fails_alone(cas: Vault, tmp_path:
     _after_the_cut(root, state, "no cut")
     assert_conserved(root, cas[2], state)
     _assert_person_note(root, "no cut", edited=True)
+
+
+def _pack_fsync_fails(state: Path) -> Callable[[str, tuple[Any, ...]], None]:
+    """The disk refuses to make a batch's pack of kept copies durable (EIO on its fsync)."""
+
+    def hook(name: str, args: tuple[Any, ...]) -> None:
+        if (
+            name == "fsync"
+            and os.fstat(args[0]).st_size
+            and stores.PACKS in Path(os.readlink(f"/proc/self/fd/{args[0]}")).parts
+        ):
+            raise OSError(errno.EIO, "Input/output error")
+
+    return hook
+
+
+def test_a_pack_that_cannot_be_made_durable_leaves_every_note_it_would_have_kept_untouched(
+    cas: Vault, tmp_path: Path
+) -> None:
+    """Seen: the pack was fsynced with the batch's writes, so when its fsync failed the patched
+    note's rename was already durable and the copy `undo` needs was not: after a reboot the note
+    stayed patched with its old bytes nowhere. The pack is now durable before any write needing it."""
+    root, state = _copy(cas, tmp_path / "one")
+    before = (root / _CAS_NOTE).read_bytes()
+    disk = PowerOS([root, state], 0, _skip)
+    disk.hook = _pack_fsync_fails(state)
+    result = _sweep(root, state, Files(disk))
+    disk.cut()  # the reboot after the run
+    assert "_inbox/agent-a/patch-k0001.md" in [e.inbox_path for e in result.errors]
+    after = (root / _CAS_NOTE).read_bytes()
+    assert after == before or stores.preimage(state, content_hash(before)) is not None, "the note's old bytes are lost"
+    assert after == before  # nothing that keeps a copy was written
+    assert (root / "_inbox/agent-a/patch-k0001.md").exists()
+    _after_the_cut(root, state, "the next sweep")
+    assert_conserved(root, cas[2], state)
+    _assert_person_note(root, "the next sweep", edited=False)
 
 
 @pytest.mark.slow

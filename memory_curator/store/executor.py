@@ -76,6 +76,7 @@ class Executor:
             return [exc for _ in plans]
         run = _Batch(plans)
         try:
+            self._pack(run)
             self._phase(run, Group(), first=True)
             self._phase(run, Group(), first=False)
         except BaseException as exc:
@@ -86,15 +87,13 @@ class Executor:
 
     def _phase(self, run: _Batch, group: Group, first: bool) -> None:
         """The writes of every plan (`first`), or the rest (the removes); then one commit."""
-        if first:
-            self._pack_folder(run, group)
         for number, plan in enumerate(run.plans):
             group.owner = number
             steps = plan.steps[: _writes_end(plan)] if first else plan.steps[_writes_end(plan) :]
             try:
                 for step in steps if number not in run.failed else ():
                     if step.op == "keep":
-                        self._keep(run, number, step)
+                        self._keep(step)
                         continue
                     run.made[number] += self._folders_for(step, group)
                     landed = self.apply(step, group)
@@ -102,44 +101,34 @@ class Executor:
                         run.placed[number][step.path] = landed
             except Exception as exc:
                 run.failed[number] = exc
-        if first:
-            self._pack(run, group)
         for number, error in self.files.commit(group).items():
-            for failed in run.keepers() if number == _PACK else (number,):
-                run.failed.setdefault(failed, error)
+            run.failed.setdefault(number, error)
 
-    def _keep(self, run: _Batch, number: int, step: Step) -> None:
-        """A batch's kept copy: into its pack (fsynced once for the batch), and into the store's
-        own file, not fsynced (a convenience: the pack is the durable copy)."""
-        assert step.data is not None
-        run.kept.setdefault(number, {})[content_hash(step.data)] = step.data
+    def _keep(self, step: Step) -> None:
+        """A kept copy into the store's own file, not fsynced: a convenience (`_pack` made the
+        durable copy)."""
         self.apply(step, Group())  # a group never committed: no fsync
 
-    def _pack_folder(self, run: _Batch, group: Group) -> None:
-        """The packs' folder (and the store's), made first and durable with the group: the
-        copies written one by one below make their folders outside it."""
-        if not run.keepers():
-            return
-        group.owner = _PACK
-        try:
-            self.files.make_folders(self.state / stores.PACKS, group)
-        except OSError as exc:
-            run.failed.update(dict.fromkeys(run.keepers(), exc))
-
-    def _pack(self, run: _Batch, group: Group) -> None:
-        """Write the batch's pack of kept copies (durable at the group's commit)."""
-        kept = {d: data for n, copies in run.kept.items() if n not in run.failed for d, data in copies.items()}
+    def _pack(self, run: _Batch) -> None:
+        """The batch's kept copies in one pack, durable (its file and folder fsynced) before any
+        write that needs them: a note is never rewritten before the copy `undo` puts back is on
+        disk. A pack that cannot be made durable fails every plan that keeps a copy, unwritten."""
+        kept = {content_hash(s.data): s.data for p in run.plans for s in p.steps if s.op == "keep" and s.data}
         if not kept:
             return
+        group = Group()
         group.owner = _PACK
         name = f"{run.plans[0].run}-{run.plans[0].seq}.pack"
         try:
             folder = self.state / stores.PACKS
+            self.files.make_folders(folder, group)
             self.files.create_unique(folder / name, stores.pack(kept), group)
+            error: OSError | None = next(iter(self.files.commit(group).values()), None)
         except OSError as exc:
-            exc.add_note(f"{DOING['keep']} the state folder {self.state}")
-            for number in run.keepers():
-                run.failed.setdefault(number, exc)
+            error = exc
+        if error is not None:
+            error.add_note(f"{DOING['keep']} the state folder {self.state}")
+            run.failed.update(dict.fromkeys(run.keepers(), error))
 
     def _end_all(self, run: _Batch, interrupted: BaseException | None = None) -> None:
         """The batch's end records, in one append (a lost one costs nothing: see `_end`)."""
@@ -211,7 +200,6 @@ class _Batch:
 
     plans: list[Plan]
     failed: dict[int, Exception] = field(default_factory=dict)
-    kept: dict[int, dict[str, bytes]] = field(default_factory=dict)  # plan -> the copies it keeps
     placed: list[dict[str, str]] = field(init=False)
     made: list[list[str]] = field(init=False)
 
