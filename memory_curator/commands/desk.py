@@ -382,11 +382,20 @@ class Desk:
     def preview(self, rel: str, target: str, settle: merge.Settle | None = None) -> Preview:
         """What a patch into `target` would change (a person's note or the curator's), as the
         plan would write it; refused like `patch` would be. Nothing is written."""
+        return self.previews(rel, target, (settle,))[0]
+
+    def previews(self, rel: str, target: str, settles: tuple[merge.Settle | None, ...]) -> list[Preview]:
+        """`preview` of each way of settling, the item and the note read once; refused as the
+        first refused one would be."""
         candidate, note = self._patching(rel, target)
-        merged = _merged(note, candidate, self.ctx.clock.now(), settle)
-        assert note.text is not None  # `_merged` refuses a note that is not text
-        diff = merge.note_diff(note.path, note.text, merged.text)
-        return Preview(note.path, diff, content_hash(note.raw), not note.owned, settle)
+        now = self.ctx.clock.now()
+        out = []
+        for settle in settles:
+            merged = _merged(note, candidate, now, settle)
+            assert note.text is not None
+            diff = merge.note_diff(note.path, note.text, merged.text)
+            out.append(Preview(note.path, diff, content_hash(note.raw), not note.owned, settle))
+        return out
 
     def _patching(self, rel: str, target: str) -> tuple[cand.Candidate, Target]:
         """The item and the durable note it would be patched into, read once."""

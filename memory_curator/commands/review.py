@@ -222,13 +222,16 @@ def resolve(
     return desk.promote(rel, surface)
 
 
-def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate) -> View:
+def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate, keyed_neighbours: bool = True) -> View:
     """What the screen shows of one item: the verdict it would get now, its neighbours, what a
-    patch into the note with its key would change, and that note's values beside its own."""
+    patch into the note with its key would change, and that note's values beside its own.
+    `keyed_neighbours=False`: no neighbours asked when a note has the item's key (the review
+    note offers that note, or nothing, whatever they are)."""
     facts = gather_facts(candidate, querier, desk.rules.settings)
     decision = decide(candidate, desk.rules, facts)
     try:
-        neighbours = tuple(querier.neighbours(candidate, desk.rules.settings.neighbours))
+        asked = keyed_neighbours or facts.existing is None
+        neighbours = tuple(querier.neighbours(candidate, desk.rules.settings.neighbours)) if asked else ()
     except CuratorError:
         neighbours = ()
     existing = facts.existing

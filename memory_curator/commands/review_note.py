@@ -18,7 +18,7 @@ import datetime as dt
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -130,9 +130,22 @@ def stray_temps(ctx: Context) -> list[str]:
     return [] if rel is None else recovery.remove_temps(ctx.root, ctx.files, [safe_join(ctx.root, rel).parent])
 
 
-def tend(ctx: Context, wait: bool = False) -> Outcome | None:
+@dataclass(frozen=True)
+class Reuse:
+    """What a sweep hands the review note it writes next (issue 29): its querier, which answers
+    the items it has just flagged as it did when it flagged them (`index.recorded.Replay`) and
+    the rest from the index with every note the sweep wrote laid over it; and the vault's notes
+    as the run's one walk saw them, those the run wrote stat'ed again (`seen`; None: walk
+    again). A note a person saves during the run is seen by the next run's walk."""
+
+    querier: Querier
+    seen: Mapping[str, tuple[int, int]] | None = None
+
+
+def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> Outcome | None:
     """Apply the note's settled ticks, then write it again from what waits now (None: the rules
-    turn the note off)."""
+    turn the note off). A sweep's `reuse` serves only when no tick was applied: a tick writes
+    notes the sweep's querier does not hold."""
     rel = note_rel(ctx)
     if rel is None:
         return None
@@ -149,7 +162,7 @@ def tend(ctx: Context, wait: bool = False) -> Outcome | None:
     restored = _restore(ctx, reading, copies, memory, wait)
     for inbox, why in refused:
         memory.problems[inbox] = why
-    written = _write(desk, path, rel, raw, reading, memory)
+    written = _write(desk, path, rel, raw, reading, memory, None if done or restored else reuse)
     return Outcome(rel, tuple(done), restored, tuple(refused), written, conflicts=tuple(copies))
 
 
@@ -272,14 +285,16 @@ def _restore(
     return tuple(restored)
 
 
-def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Reading | None, memory: Memory) -> bool:
+def _write(
+    desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Reading | None, memory: Memory, reuse: Reuse | None
+) -> bool:
     """Render the note from what waits now and write it when its bytes change (compare-and-swap on
     `raw`: a note saved meanwhile is left for the next sweep)."""
     ctx = desk.ctx
     with sweep_lock(
         ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=desk.wait
     ):  # no recovery: the note's own write
-        items = gather(desk, memory)
+        items = gather(desk, memory, reuse)
         head = rn.head_section(head_of(ctx, items))
         sections = [rn.item_section(item) for item in items]
         if reading is None:
@@ -305,14 +320,14 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
         return True
 
 
-def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
+def gather(desk: Desk, memory: Memory, reuse: Reuse | None = None) -> list[rn.Item]:
     """The items waiting for a person, newest first, each with what it allows."""
     waiting = queue(desk)
     if not waiting:
         return []
-    cache = ItemCache.load(desk)
+    cache = ItemCache.load(desk, reuse.seen if reuse else None)
     flags = flag_reasons(desk)
-    querier = Lazy(desk)
+    querier = Lazy(desk, reuse.querier if reuse else None)
     try:
         return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
     finally:
@@ -322,11 +337,12 @@ def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
 
 class Lazy:
     """The desk's querier, opened only when an item is not in the cache (a sweep with nothing new
-    never opens the index for the note)."""
+    never opens the index for the note); or the sweep's, given, which it does not close."""
 
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: Desk, given: Querier | None = None) -> None:
         self.desk = desk
-        self.opened: Querier | None = None
+        self.opened: Querier | None = given
+        self.owned = given is None
 
     def get(self) -> Querier:
         if self.opened is None:
@@ -334,7 +350,7 @@ class Lazy:
         return self.opened
 
     def close(self) -> None:
-        close = getattr(self.opened, "close", None)
+        close = getattr(self.opened, "close", None) if self.owned else None
         if callable(close):
             close()
 
@@ -352,8 +368,9 @@ class ItemCache:
         self.seen, self.old, self.kept, self.new = seen, old, kept, dict[str, Any]()
 
     @classmethod
-    def load(cls, desk: Desk) -> ItemCache:
-        seen = notes_seen(desk)
+    def load(cls, desk: Desk, notes: Mapping[str, tuple[int, int]] | None = None) -> ItemCache:
+        """The cache, for the vault's notes as `notes` has them (None: as a walk finds them now)."""
+        seen = fingerprint(notes) if notes is not None else notes_seen(desk)
         try:
             data = json.loads((desk.state / CACHE).read_text("utf-8"))
         except (OSError, ValueError):
@@ -389,7 +406,12 @@ class ItemCache:
 def notes_seen(desk: Desk) -> str:
     """The vault's notes as the index sees them (path, size, mtime; one stat each), the review
     note and its copies aside: while this holds, the index answers as it did."""
-    seen = sorted((rel, *stat) for rel, stat in indexed_notes(desk.root, desk.rules).items())
+    return fingerprint(indexed_notes(desk.root, desk.rules))
+
+
+def fingerprint(notes: Mapping[str, tuple[int, int]]) -> str:
+    """One hash of the notes' (path, size, mtime)."""
+    seen = sorted((rel, *stat) for rel, stat in notes.items())
     return hashlib.sha256(json.dumps(seen).encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -454,7 +476,7 @@ def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes,
         quoted = "(private content is not quoted here: the note is visible in search and synced)"
         return _with(base, quoted=quoted, offers=_closing(), elsewhere=why), True
     try:
-        view: View | None = evaluate(desk, querier.get(), candidate)
+        view: View | None = evaluate(desk, querier.get(), candidate, keyed_neighbours=False)
     except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
         view = None
     offers, concerns, target_digest, elsewhere = _offers(desk, candidate, view)
@@ -507,10 +529,10 @@ def _offers(
         return tuple(offers), concerns, None, None
     differs = view.side is not None and view.side.differs and view.side.note == note
     verbs = ("new", "old", "both") if differs else ("patch",)
+    settles: tuple[Any, ...] = tuple(None if verb == "patch" else verb for verb in verbs)
     try:
         digest = content_hash(safe_join(desk.root, note).read_bytes())
-        for verb in verbs:
-            desk.preview(candidate.inbox_path, note, None if verb == "patch" else verb)  # type: ignore[arg-type]
+        desk.previews(candidate.inbox_path, note, settles)
     except (CuratorError, OSError):
         return tuple(offers), note, None, None
     return (*offers, *(rn.Offer(v, note) for v in verbs)), note, digest, None
@@ -567,11 +589,11 @@ def _drops(ctx: Context, records: list[dict[str, Any]]) -> tuple[rn.Dropped, ...
     return tuple(out)
 
 
-def after_sweep(ctx: Context, wait: bool = False) -> list[str]:
+def after_sweep(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> list[str]:
     """What a sweep says of the note once it is done: the ticks applied and refused; a note that
     cannot be tended never fails the sweep (the next one tries again)."""
     try:
-        outcome = tend(ctx, wait)
+        outcome = tend(ctx, wait, reuse)
     except CuratorError as exc:
         return [f"review note: {one_line(str(exc))}"]
     except OSError as exc:

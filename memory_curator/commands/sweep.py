@@ -23,7 +23,7 @@ from memory_curator.core import candidate as cand
 from memory_curator.core import marks
 from memory_curator.core.decide import Decision, JudgeVerdict, decide
 from memory_curator.core.errors import CuratorError, OtherHost, UnsafePath
-from memory_curator.core.facts import Facts, Staging, gather_facts, staging, with_neighbours
+from memory_curator.core.facts import Facts, gather_facts, staging, with_neighbours
 from memory_curator.core.hosts import host_refusal
 from memory_curator.core.notes import Note, content_hash
 from memory_curator.core.ownership import judge_may_change
@@ -31,7 +31,8 @@ from memory_curator.core.plan import Numbering, Plan
 from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.core.text import TOO_LARGE, describe, one_line, too_large
-from memory_curator.index.store import IndexUnavailable
+from memory_curator.index.recorded import Recorded
+from memory_curator.index.store import IndexUnavailable, Refresh
 from memory_curator.judge.settings import resolve_settings
 from memory_curator.store import recovery, stores, writer
 from memory_curator.store.executor import Executor
@@ -75,7 +76,8 @@ class Sweep:
     judge_settings: JudgeSettings
     planning: Planning
     executor: Executor
-    querier: Staging
+    querier: Recorded
+    walked: Refresh | None = None  # the index's last walk before this sweep (a kept querier's): not this run's
     reviewed: dict[str, str] = field(default_factory=dict)
     sightings: dict[str, stores.Sighting] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
@@ -127,6 +129,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         result = _sweep(sweep, agents, scope, judge)
         notes += sweep.querier.notices()  # semantic pairing off this sweep, and why: said once
         sweep.reviewed.update(sweep.executor.held)
+        reuse = _reuse(sweep, result)
         try:  # the work is done; a full disk here costs a re-review or a log line, never content
             stores.save_ledger(ctx.root, ctx.state, sweep.reviewed, ctx.files)
             stores.save_sightings(ctx.root, ctx.state, sweep.sightings, ctx.files)
@@ -134,7 +137,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
         ignored = _ignored(ctx, agents, save=True)
-    notes += review_note.after_sweep(ctx, options.wait)  # the note's ticks, then the note: docs/review.md
+    notes += review_note.after_sweep(ctx, options.wait, reuse)  # the note's ticks, then the note: docs/review.md
     ready = judge is not None or not options.use_judge
     return SweepResult(
         result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes), ready, ignored
@@ -147,10 +150,36 @@ def _begin(ctx: Context, rules: Rules, options: Options, judge_settings: JudgeSe
     now = ctx.clock.now()
     run_id = new_run_id(now)
     executor = Executor(ctx.root, ctx.state, journal, ctx.files)
-    querier = staging(ctx.querier(ctx, rules))
+    querier = Recorded(staging(ctx.querier(ctx, rules)))
     planning = Planning(ctx.root, rules, now, run_id, ctx.files, overlay=querier if options.dry_run else None)
     reviewed, sightings = stores.load_ledger(ctx.state), stores.load_sightings(ctx.state)
-    return Sweep(ctx, options, judge_settings, planning, executor, querier, reviewed, sightings)
+    walked = _last_walk(querier)
+    return Sweep(ctx, options, judge_settings, planning, executor, querier, walked, reviewed, sightings)
+
+
+def _last_walk(querier: Recorded) -> Refresh | None:
+    """The index querier's last refresh under the sweep's overlay (None: not the index's)."""
+    refreshed = getattr(getattr(querier.base, "base", None), "refreshed", None)
+    return refreshed if isinstance(refreshed, Refresh) else None
+
+
+def _reuse(sweep: Sweep, result: SweepResult) -> review_note.Reuse:
+    """What the review note written after this sweep takes from it: the answers kept for the
+    items it flagged, and the run's one walk with the notes it wrote stat'ed again (docs/review.md)."""
+    flagged = {a.inbox_path for agent in result.agents for a in agent.actions if a.verdict == "needs_review"}
+    sweep.querier.keep_only(flagged)
+    walked = _last_walk(sweep.querier)
+    if walked is None or walked is sweep.walked:  # no walk this run: the note walks
+        return review_note.Reuse(sweep.querier.replay())
+    seen = dict(walked.seen)
+    for rel in sweep.querier.staged():
+        try:
+            stat = (sweep.root / rel).stat()
+        except OSError:
+            seen.pop(rel, None)
+            continue
+        seen[rel] = (stat.st_size, stat.st_mtime_ns)
+    return review_note.Reuse(sweep.querier.replay(), seen)
 
 
 def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:
@@ -524,6 +553,8 @@ def _commit(sweep: Sweep) -> None:
     sweep.planning.unwritten.clear()
     for item, outcome in zip(queued, outcomes, strict=True):
         item.outcome = _outcome(sweep, item, outcome)
+        if item.prepared.plan.verdict != "needs_review":  # only a flagged item's answers are kept
+            sweep.querier.forget(item.candidate.inbox_path)
 
 
 def _outcome(sweep: Sweep, item: _Queued, outcome: dict[str, str] | Exception) -> Action | Failure:
