@@ -132,11 +132,11 @@ def stray_temps(ctx: Context) -> list[str]:
 
 @dataclass(frozen=True)
 class Reuse:
-    """What a sweep hands the review note it writes next (issue 29): its querier, which answers
-    the items it has just flagged as it did when it flagged them (`index.recorded.Replay`) and
-    the rest from the index with every note the sweep wrote laid over it; and the vault's notes
-    as the run's one walk saw them, those the run wrote stat'ed again (`seen`; None: walk
-    again). A note a person saves during the run is seen by the next run's walk."""
+    """What a sweep hands the review note it writes next (issue 29): its querier, the index it
+    refreshed with every note it wrote laid over it (the note opens no second index and walks no
+    second time); and the vault's notes as the run's one walk found them, those the sweep wrote
+    stat'ed again (`seen`, the item cache's stamp; None: walk again). A note a person saves
+    during the run is seen by the next run's walk, which then asks every item again."""
 
     querier: Querier
     seen: Mapping[str, tuple[int, int]] | None = None

@@ -23,7 +23,7 @@ from memory_curator.core import candidate as cand
 from memory_curator.core import marks
 from memory_curator.core.decide import Decision, JudgeVerdict, decide
 from memory_curator.core.errors import CuratorError, OtherHost, UnsafePath
-from memory_curator.core.facts import Facts, gather_facts, staging, with_neighbours
+from memory_curator.core.facts import Facts, Staging, gather_facts, staging, with_neighbours
 from memory_curator.core.hosts import host_refusal
 from memory_curator.core.notes import Note, content_hash
 from memory_curator.core.ownership import judge_may_change
@@ -31,7 +31,6 @@ from memory_curator.core.plan import Numbering, Plan
 from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.core.text import TOO_LARGE, describe, one_line, too_large
-from memory_curator.index.recorded import Recorded
 from memory_curator.index.store import IndexUnavailable, Refresh
 from memory_curator.judge.settings import resolve_settings
 from memory_curator.store import recovery, stores, writer
@@ -76,7 +75,7 @@ class Sweep:
     judge_settings: JudgeSettings
     planning: Planning
     executor: Executor
-    querier: Recorded
+    querier: Staging
     walked: Refresh | None = None  # the index's last walk before this sweep (a kept querier's): not this run's
     reviewed: dict[str, str] = field(default_factory=dict)
     sightings: dict[str, stores.Sighting] = field(default_factory=dict)
@@ -129,7 +128,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         result = _sweep(sweep, agents, scope, judge)
         notes += sweep.querier.notices()  # semantic pairing off this sweep, and why: said once
         sweep.reviewed.update(sweep.executor.held)
-        reuse = _reuse(sweep, result)
+        reuse = _reuse(sweep)
         try:  # the work is done; a full disk here costs a re-review or a log line, never content
             stores.save_ledger(ctx.root, ctx.state, sweep.reviewed, ctx.files)
             stores.save_sightings(ctx.root, ctx.state, sweep.sightings, ctx.files)
@@ -150,36 +149,38 @@ def _begin(ctx: Context, rules: Rules, options: Options, judge_settings: JudgeSe
     now = ctx.clock.now()
     run_id = new_run_id(now)
     executor = Executor(ctx.root, ctx.state, journal, ctx.files)
-    querier = Recorded(staging(ctx.querier(ctx, rules)))
+    querier = staging(ctx.querier(ctx, rules))
     planning = Planning(ctx.root, rules, now, run_id, ctx.files, overlay=querier if options.dry_run else None)
     reviewed, sightings = stores.load_ledger(ctx.state), stores.load_sightings(ctx.state)
     walked = _last_walk(querier)
     return Sweep(ctx, options, judge_settings, planning, executor, querier, walked, reviewed, sightings)
 
 
-def _last_walk(querier: Recorded) -> Refresh | None:
-    """The index querier's last refresh under the sweep's overlay (None: not the index's)."""
-    refreshed = getattr(getattr(querier.base, "base", None), "refreshed", None)
+def _last_walk(querier: Staging) -> Refresh | None:
+    """The last refresh of the index under the sweep's overlay (`Overlay.base`; None: the
+    context's querier is another, a test's)."""
+    refreshed = getattr(getattr(querier, "base", None), "refreshed", None)
     return refreshed if isinstance(refreshed, Refresh) else None
 
 
-def _reuse(sweep: Sweep, result: SweepResult) -> review_note.Reuse:
-    """What the review note written after this sweep takes from it: the answers kept for the
-    items it flagged, and the run's one walk with the notes it wrote stat'ed again (docs/review.md)."""
-    flagged = {a.inbox_path for agent in result.agents for a in agent.actions if a.verdict == "needs_review"}
-    sweep.querier.keep_only(flagged)
+def _reuse(sweep: Sweep) -> review_note.Reuse:
+    """What the review note written after this sweep takes from it (docs/review.md): its querier,
+    which holds every note the sweep wrote over the index it refreshed (no second index, no second
+    refresh), and the notes as that refresh's walk found them with the sweep's own (`Overlay.staged`)
+    stat'ed again. Without a walk this run (a kept querier not asked), the note walks."""
     walked = _last_walk(sweep.querier)
-    if walked is None or walked is sweep.walked:  # no walk this run: the note walks
-        return review_note.Reuse(sweep.querier.replay())
+    staged = getattr(sweep.querier, "staged", None)
+    if walked is None or walked is sweep.walked or not isinstance(staged, dict):
+        return review_note.Reuse(sweep.querier)
     seen = dict(walked.seen)
-    for rel in sweep.querier.staged():
+    for rel in staged:
         try:
             stat = (sweep.root / rel).stat()
         except OSError:
             seen.pop(rel, None)
             continue
         seen[rel] = (stat.st_size, stat.st_mtime_ns)
-    return review_note.Reuse(sweep.querier.replay(), seen)
+    return review_note.Reuse(sweep.querier, seen)
 
 
 def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:
@@ -553,8 +554,6 @@ def _commit(sweep: Sweep) -> None:
     sweep.planning.unwritten.clear()
     for item, outcome in zip(queued, outcomes, strict=True):
         item.outcome = _outcome(sweep, item, outcome)
-        if item.prepared.plan.verdict != "needs_review":  # only a flagged item's answers are kept
-            sweep.querier.forget(item.candidate.inbox_path)
 
 
 def _outcome(sweep: Sweep, item: _Queued, outcome: dict[str, str] | Exception) -> Action | Failure:
