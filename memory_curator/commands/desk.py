@@ -384,10 +384,12 @@ class Desk:
         plan would write it; refused like `patch` would be. Nothing is written."""
         return self.previews(rel, target, (settle,))[0]
 
-    def previews(self, rel: str, target: str, settles: tuple[merge.Settle | None, ...]) -> list[Preview]:
-        """`preview` of each way of settling, the item and the note read once; refused as the
-        first refused one would be."""
-        candidate, note = self._patching(rel, target)
+    def previews(
+        self, rel: str, target: str, settles: tuple[merge.Settle | None, ...], read: cand.Candidate | None = None
+    ) -> list[Preview]:
+        """`preview` of each way of settling, the item (unless `read` already: `Desk.read`'s) and
+        the note read once; refused as the first refused one would be."""
+        candidate, note = self._patching(rel, target, read)
         now = self.ctx.clock.now()
         out = []
         for settle in settles:
@@ -397,9 +399,9 @@ class Desk:
             out.append(Preview(note.path, diff, content_hash(note.raw), not note.owned, settle))
         return out
 
-    def _patching(self, rel: str, target: str) -> tuple[cand.Candidate, Target]:
+    def _patching(self, rel: str, target: str, read: cand.Candidate | None = None) -> tuple[cand.Candidate, Target]:
         """The item and the durable note it would be patched into, read once."""
-        _, candidate = self.read(rel)
+        candidate = read if read is not None else self.read(rel)[1]
         if candidate.note.problem:
             raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
         note = self._durable(target)
