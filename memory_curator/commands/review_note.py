@@ -156,10 +156,11 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> Outcom
     memory = Memory.load(ctx.state)
     copies = conflict_copies(ctx.root, rel)
     reading = rn.read(raw.decode("utf-8"), memory.known()) if raw is not None else None
-    ticks = _ticks(ctx, reading, copies, memory)
+    copied = [r for r in (_read_copy(ctx, c, memory) for c in copies) if r is not None]  # each copy read once
+    ticks = _ticks(reading, copied, memory)
     desk = Desk(ctx, wait, by=BY)
     done, refused = _apply(desk, ticks, memory)
-    restored = _restore(ctx, reading, copies, memory, wait)
+    restored = _restore(ctx, reading, copied, memory, wait)
     for inbox, why in refused:
         memory.problems[inbox] = why
     written = _write(desk, path, rel, raw, reading, memory, None if done or restored else reuse)
@@ -197,10 +198,10 @@ class Ask:
     why: str | None = None  # why nothing is applied
 
 
-def _ticks(ctx: Context, reading: rn.Reading | None, copies: list[str], memory: Memory) -> list[Ask]:
-    """The sections ticked in the note and its conflict copies; a section ticked twice (or two
-    different ways in two copies), or mangled, applies nothing and says why."""
-    readings = [r for r in [reading, *(_read_copy(ctx, c, memory) for c in copies)] if r is not None]
+def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory) -> list[Ask]:
+    """The sections ticked in the note and its conflict copies (as read); a section ticked twice
+    (or two different ways in two copies), or mangled, applies nothing and says why."""
+    readings = [r for r in [reading, *copies] if r is not None]
     sections: dict[str, rn.Section] = {}
     for known in memory.known():  # the last write's rendering first, in the note's order
         sections.setdefault(known.id, known)
@@ -265,13 +266,12 @@ def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], lis
 
 
 def _restore(
-    ctx: Context, reading: rn.Reading | None, copies: list[str], memory: Memory, wait: bool
+    ctx: Context, reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory, wait: bool
 ) -> tuple[str, ...]:
     """The drops ticked for restore in the head (each its own run, as `restore` does, `by: review-note`)."""
     ids = set(reading.restores if reading else ())
-    for copy in copies:
-        got = _read_copy(ctx, copy, memory)
-        ids.update(got.restores if got else ())
+    for got in copies:
+        ids.update(got.restores)
     heads = [s for s in memory.known() if s.id == rn.HEAD]
     paths = {offer.target for head in heads for sid, offer in head.tasks.items() if sid in ids and offer.target}
     restored = []
@@ -294,8 +294,9 @@ def _write(
     with sweep_lock(
         ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=desk.wait
     ):  # no recovery: the note's own write
-        items = gather(desk, memory, reuse)
-        head = rn.head_section(head_of(ctx, items))
+        records = list(Journal(ctx.state / "journal.jsonl").records())  # read once, for the flags and the head
+        items = gather(desk, memory, reuse, records)
+        head = rn.head_section(head_of(ctx, items, records))
         sections = [rn.item_section(item) for item in items]
         if reading is None:
             reading = rn.Reading({}, (), ())
@@ -320,13 +321,15 @@ def _write(
         return True
 
 
-def gather(desk: Desk, memory: Memory, reuse: Reuse | None = None) -> list[rn.Item]:
+def gather(
+    desk: Desk, memory: Memory, reuse: Reuse | None = None, records: list[dict[str, Any]] | None = None
+) -> list[rn.Item]:
     """The items waiting for a person, newest first, each with what it allows."""
     waiting = queue(desk)
     if not waiting:
         return []
     cache = ItemCache.load(desk, reuse.seen if reuse else None)
-    flags = flag_reasons(desk)
+    flags = flag_reasons(desk, records)
     querier = Lazy(desk, reuse.querier if reuse else None)
     try:
         return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
@@ -550,9 +553,10 @@ def _quote(text: str, view: View | None) -> str:
     return "\n".join(parts)
 
 
-def head_of(ctx: Context, items: Iterable[rn.Item]) -> rn.Head:
+def head_of(ctx: Context, items: Iterable[rn.Item], records: list[dict[str, Any]] | None = None) -> rn.Head:
     counts = Counter(item.code for item in items)
-    records = list(Journal(ctx.state / "journal.jsonl").records())
+    if records is None:
+        records = list(Journal(ctx.state / "journal.jsonl").records())
     return rn.Head(tuple(sorted(counts.items())), _sweeps(records), _drops(ctx, records), REVIEW_HINT)
 
 
