@@ -173,6 +173,7 @@ def _reuse(sweep: Sweep) -> review_note.Reuse:
     if walked is None or walked is sweep.walked or not isinstance(staged, dict):
         return review_note.Reuse(sweep.querier)
     seen = dict(walked.seen)
+    walked.forget_walk()
     for rel in staged:
         try:
             stat = (sweep.root / rel).stat()

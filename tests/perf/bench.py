@@ -23,6 +23,9 @@ end), then measures in one run, medians over --repeat runs:
   (h) MCP `check_candidate` and `search_notes` latency (p50/p95) over --mcp-calls calls to one
       long-lived server (`mcp_latency.timed`, the SDK's in-memory client); (i) the index's size
       beside the vault's markdown bytes.
+`--only sweep` measures the sweeps alone (wall and CPU seconds, user + system, of the process),
+reusing --workdir's vault and index (built once when missing): a quick loop while working on the
+sweep, e.g. `--notes 20000 --candidates 1000 --repeat 1 --only sweep --workdir /tmp/sweep20k`.
 It prints a JSON report with the ratios to the floors, each figure beside its floor or goal
 (issue 29) and whether it is met, and the same as a table on stderr.
 """
