@@ -128,3 +128,36 @@ def test_a_note_patched_later_in_the_sweep_is_read_as_it_is_now(tmp_path: Path, 
     note = (root / REVIEW_NOTE).read_text("utf-8")
     assert "example.dev/widget-2" in (root / "facts/widget/size.md").read_text()
     assert "https://example.dev/widget, https://example.dev/widget-2" in note  # the note's sources as patched
+
+
+class _Refusing:
+    """A querier that must not be asked."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"asked {name}")
+
+
+def test_a_sweeps_querier_is_not_used_once_another_run_changed_the_vault(
+    tmp_path: Path,
+    invoke,
+    queue_model: Path,  # noqa: F811
+) -> None:
+    """The note is written after the sweep's lock is let go: when the journal's last run is no
+    longer the sweep's (another sweep, a person's action), its querier and its walk are stale and
+    the note reads the vault afresh, as from scratch."""
+    root = queued_vault(tmp_path / "v", queue_model)
+    assert invoke("run", "--vault", str(root), "--no-judge", clock=FixedClock(T0)).exit_code == 0
+    written = (root / REVIEW_NOTE).read_bytes()
+    records = [json.loads(line) for line in (state_of(root) / "journal.jsonl").read_text().splitlines()]
+    last = next(r["run"] for r in reversed(records) if "run" in r)
+    ctx = build_context(root, None, Seams(clock=FixedClock(T0 + dt.timedelta(seconds=1))))
+    for run in ("another-run", last):
+        (root / REVIEW_NOTE).unlink()
+        (state_of(root) / review_note.CACHE).unlink()
+        stale = review_note.Reuse(_Refusing(), {}, run)  # type: ignore[arg-type]
+        if run == last:  # the sweep's own: used (and this one refuses every question)
+            review_note.tend(ctx, reuse=stale)
+            assert (root / REVIEW_NOTE).read_bytes() != written
+        else:
+            assert review_note.tend(ctx, reuse=stale) is not None
+            assert (root / REVIEW_NOTE).read_bytes() == written

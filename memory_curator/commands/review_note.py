@@ -140,6 +140,7 @@ class Reuse:
 
     querier: Querier
     seen: Mapping[str, tuple[int, int]] | None = None
+    run: str | None = None  # the sweep's run id: the journal's last run, or another changed the vault since
 
 
 def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> Outcome | None:
@@ -295,6 +296,8 @@ def _write(
         ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=desk.wait
     ):  # no recovery: the note's own write
         records = list(Journal(ctx.state / "journal.jsonl").records())  # read once, for the flags and the head
+        if reuse is not None and reuse.run != _last_run(records):  # another run between the sweep and the note
+            reuse = None
         items = gather(desk, memory, reuse, records)
         head = rn.head_section(head_of(ctx, items, records))
         sections = [rn.item_section(item) for item in items]
@@ -319,6 +322,13 @@ def _write(
             ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
             return False
         return True
+
+
+def _last_run(records: list[dict[str, Any]]) -> str | None:
+    for record in reversed(records):
+        if isinstance(record.get("run"), str):
+            return str(record["run"])
+    return None
 
 
 def gather(

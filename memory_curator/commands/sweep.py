@@ -171,7 +171,7 @@ def _reuse(sweep: Sweep) -> review_note.Reuse:
     walked = _last_walk(sweep.querier)
     staged = getattr(sweep.querier, "staged", None)
     if walked is None or walked is sweep.walked or not isinstance(staged, dict):
-        return review_note.Reuse(sweep.querier)
+        return review_note.Reuse(sweep.querier, run=sweep.run_id)
     seen = dict(walked.seen)
     walked.forget_walk()
     for rel in staged:
@@ -181,7 +181,7 @@ def _reuse(sweep: Sweep) -> review_note.Reuse:
             seen.pop(rel, None)
             continue
         seen[rel] = (stat.st_size, stat.st_mtime_ns)
-    return review_note.Reuse(sweep.querier, seen)
+    return review_note.Reuse(sweep.querier, seen, sweep.run_id)
 
 
 def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:
