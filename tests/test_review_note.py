@@ -488,7 +488,9 @@ def test_a_sweep_with_nothing_new_asks_the_index_nothing_and_a_changed_note_asks
     before = sections((root / REVIEW_NOTE).read_text("utf-8"))
     asked: list[str] = []
     real = review_note.evaluate
-    monkeypatch.setattr(review_note, "evaluate", lambda desk, q, c: asked.append(c.inbox_path) or real(desk, q, c))
+    monkeypatch.setattr(
+        review_note, "evaluate", lambda desk, q, c, **kw: asked.append(c.inbox_path) or real(desk, q, c, **kw)
+    )
     sweep(invoke, root, T1)
     assert asked == []  # every section came from the state directory's cache
     target = root / "facts/obsidian/file-format.md"

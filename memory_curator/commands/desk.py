@@ -382,15 +382,26 @@ class Desk:
     def preview(self, rel: str, target: str, settle: merge.Settle | None = None) -> Preview:
         """What a patch into `target` would change (a person's note or the curator's), as the
         plan would write it; refused like `patch` would be. Nothing is written."""
-        candidate, note = self._patching(rel, target)
-        merged = _merged(note, candidate, self.ctx.clock.now(), settle)
-        assert note.text is not None  # `_merged` refuses a note that is not text
-        diff = merge.note_diff(note.path, note.text, merged.text)
-        return Preview(note.path, diff, content_hash(note.raw), not note.owned, settle)
+        return self.previews(rel, target, (settle,))[0]
 
-    def _patching(self, rel: str, target: str) -> tuple[cand.Candidate, Target]:
+    def previews(
+        self, rel: str, target: str, settles: tuple[merge.Settle | None, ...], read: cand.Candidate | None = None
+    ) -> list[Preview]:
+        """`preview` of each way of settling, the item (unless `read` already: `Desk.read`'s) and
+        the note read once; refused as the first refused one would be."""
+        candidate, note = self._patching(rel, target, read)
+        now = self.ctx.clock.now()
+        out = []
+        for settle in settles:
+            merged = _merged(note, candidate, now, settle)
+            assert note.text is not None
+            diff = merge.note_diff(note.path, note.text, merged.text)
+            out.append(Preview(note.path, diff, content_hash(note.raw), not note.owned, settle))
+        return out
+
+    def _patching(self, rel: str, target: str, read: cand.Candidate | None = None) -> tuple[cand.Candidate, Target]:
         """The item and the durable note it would be patched into, read once."""
-        _, candidate = self.read(rel)
+        candidate = read if read is not None else self.read(rel)[1]
         if candidate.note.problem:
             raise CuratorError(f"{candidate.inbox_path}: {candidate.note.problem}; fix it first")
         note = self._durable(target)

@@ -8,7 +8,7 @@ prompts, rich panels) is `cli/review.py`; every choice is applied through `desk.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,11 +135,14 @@ def queue(
     return [i for i in waiting if flag_of(i, known).code == reason]
 
 
-def flag_reasons(desk: Desk) -> dict[str, Flag]:
+def flag_reasons(desk: Desk, records: Iterable[dict[str, Any]] | None = None) -> dict[str, Flag]:
     """inbox path -> its latest flag (code and target), for the bytes it holds now. One read of
-    the journal: what `review --reason` and "the items like this one" group by."""
+    the journal (or its `records`, read already): what `review --reason` and "the items like
+    this one" group by."""
     latest: dict[str, tuple[str | None, Flag]] = {}
-    for record in Journal(desk.state / "journal.jsonl", desk.clock, desk.ctx.files).records():
+    if records is None:
+        records = Journal(desk.state / "journal.jsonl", desk.clock, desk.ctx.files).records()
+    for record in records:
         if record.get("event") != "begin" or record.get("verdict") != "needs_review":
             continue
         inbox, code, target = record.get("inbox"), record.get("reason_code"), record.get("target")
@@ -222,13 +225,16 @@ def resolve(
     return desk.promote(rel, surface)
 
 
-def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate) -> View:
+def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate, keyed_neighbours: bool = True) -> View:
     """What the screen shows of one item: the verdict it would get now, its neighbours, what a
-    patch into the note with its key would change, and that note's values beside its own."""
+    patch into the note with its key would change, and that note's values beside its own.
+    `keyed_neighbours=False`: no neighbours asked when a note has the item's key (the review
+    note offers that note, or nothing, whatever they are)."""
     facts = gather_facts(candidate, querier, desk.rules.settings)
     decision = decide(candidate, desk.rules, facts)
     try:
-        neighbours = tuple(querier.neighbours(candidate, desk.rules.settings.neighbours))
+        asked = keyed_neighbours or facts.existing is None
+        neighbours = tuple(querier.neighbours(candidate, desk.rules.settings.neighbours)) if asked else ()
     except CuratorError:
         neighbours = ()
     existing = facts.existing

@@ -18,7 +18,7 @@ import datetime as dt
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -130,9 +130,23 @@ def stray_temps(ctx: Context) -> list[str]:
     return [] if rel is None else recovery.remove_temps(ctx.root, ctx.files, [safe_join(ctx.root, rel).parent])
 
 
-def tend(ctx: Context, wait: bool = False) -> Outcome | None:
+@dataclass(frozen=True)
+class Reuse:
+    """What a sweep hands the review note it writes next (issue 29): its querier, the index it
+    refreshed with every note it wrote laid over it (the note opens no second index and walks no
+    second time); and the vault's notes as the run's one walk found them, those the sweep wrote
+    stat'ed again (`seen`, the item cache's stamp; None: walk again). A note a person saves
+    during the run is seen by the next run's walk, which then asks every item again."""
+
+    querier: Querier
+    seen: Mapping[str, tuple[int, int]] | None = None
+    run: str | None = None  # the sweep's run id: the journal's last run, or another changed the vault since
+
+
+def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> Outcome | None:
     """Apply the note's settled ticks, then write it again from what waits now (None: the rules
-    turn the note off)."""
+    turn the note off). A sweep's `reuse` serves only when no tick was applied: a tick writes
+    notes the sweep's querier does not hold."""
     rel = note_rel(ctx)
     if rel is None:
         return None
@@ -143,13 +157,14 @@ def tend(ctx: Context, wait: bool = False) -> Outcome | None:
     memory = Memory.load(ctx.state)
     copies = conflict_copies(ctx.root, rel)
     reading = rn.read(raw.decode("utf-8"), memory.known()) if raw is not None else None
-    ticks = _ticks(ctx, reading, copies, memory)
+    copied = [r for r in (_read_copy(ctx, c, memory) for c in copies) if r is not None]  # each copy read once
+    ticks = _ticks(reading, copied, memory)
     desk = Desk(ctx, wait, by=BY)
     done, refused = _apply(desk, ticks, memory)
-    restored = _restore(ctx, reading, copies, memory, wait)
+    restored = _restore(ctx, reading, copied, memory, wait)
     for inbox, why in refused:
         memory.problems[inbox] = why
-    written = _write(desk, path, rel, raw, reading, memory)
+    written = _write(desk, path, rel, raw, reading, memory, None if done or restored else reuse)
     return Outcome(rel, tuple(done), restored, tuple(refused), written, conflicts=tuple(copies))
 
 
@@ -184,10 +199,10 @@ class Ask:
     why: str | None = None  # why nothing is applied
 
 
-def _ticks(ctx: Context, reading: rn.Reading | None, copies: list[str], memory: Memory) -> list[Ask]:
-    """The sections ticked in the note and its conflict copies; a section ticked twice (or two
-    different ways in two copies), or mangled, applies nothing and says why."""
-    readings = [r for r in [reading, *(_read_copy(ctx, c, memory) for c in copies)] if r is not None]
+def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory) -> list[Ask]:
+    """The sections ticked in the note and its conflict copies (as read); a section ticked twice
+    (or two different ways in two copies), or mangled, applies nothing and says why."""
+    readings = [r for r in [reading, *copies] if r is not None]
     sections: dict[str, rn.Section] = {}
     for known in memory.known():  # the last write's rendering first, in the note's order
         sections.setdefault(known.id, known)
@@ -252,13 +267,12 @@ def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], lis
 
 
 def _restore(
-    ctx: Context, reading: rn.Reading | None, copies: list[str], memory: Memory, wait: bool
+    ctx: Context, reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory, wait: bool
 ) -> tuple[str, ...]:
     """The drops ticked for restore in the head (each its own run, as `restore` does, `by: review-note`)."""
     ids = set(reading.restores if reading else ())
-    for copy in copies:
-        got = _read_copy(ctx, copy, memory)
-        ids.update(got.restores if got else ())
+    for got in copies:
+        ids.update(got.restores)
     heads = [s for s in memory.known() if s.id == rn.HEAD]
     paths = {offer.target for head in heads for sid, offer in head.tasks.items() if sid in ids and offer.target}
     restored = []
@@ -272,15 +286,20 @@ def _restore(
     return tuple(restored)
 
 
-def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Reading | None, memory: Memory) -> bool:
+def _write(
+    desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Reading | None, memory: Memory, reuse: Reuse | None
+) -> bool:
     """Render the note from what waits now and write it when its bytes change (compare-and-swap on
     `raw`: a note saved meanwhile is left for the next sweep)."""
     ctx = desk.ctx
     with sweep_lock(
         ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=desk.wait
     ):  # no recovery: the note's own write
-        items = gather(desk, memory)
-        head = rn.head_section(head_of(ctx, items))
+        records = list(Journal(ctx.state / "journal.jsonl").records())  # read once, for the flags and the head
+        if reuse is not None and reuse.run != _last_run(records):  # another run between the sweep and the note
+            reuse = None
+        items = gather(desk, memory, reuse, records)
+        head = rn.head_section(head_of(ctx, items, records))
         sections = [rn.item_section(item) for item in items]
         if reading is None:
             reading = rn.Reading({}, (), ())
@@ -305,14 +324,23 @@ def _write(desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Read
         return True
 
 
-def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
+def _last_run(records: list[dict[str, Any]]) -> str | None:
+    for record in reversed(records):
+        if isinstance(record.get("run"), str):
+            return str(record["run"])
+    return None
+
+
+def gather(
+    desk: Desk, memory: Memory, reuse: Reuse | None = None, records: list[dict[str, Any]] | None = None
+) -> list[rn.Item]:
     """The items waiting for a person, newest first, each with what it allows."""
     waiting = queue(desk)
     if not waiting:
         return []
-    cache = ItemCache.load(desk)
-    flags = flag_reasons(desk)
-    querier = Lazy(desk)
+    cache = ItemCache.load(desk, reuse.seen if reuse else None)
+    flags = flag_reasons(desk, records)
+    querier = Lazy(desk, reuse.querier if reuse else None)
     try:
         return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
     finally:
@@ -322,11 +350,12 @@ def gather(desk: Desk, memory: Memory) -> list[rn.Item]:
 
 class Lazy:
     """The desk's querier, opened only when an item is not in the cache (a sweep with nothing new
-    never opens the index for the note)."""
+    never opens the index for the note); or the sweep's, given, which it does not close."""
 
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: Desk, given: Querier | None = None) -> None:
         self.desk = desk
-        self.opened: Querier | None = None
+        self.opened: Querier | None = given
+        self.owned = given is None
 
     def get(self) -> Querier:
         if self.opened is None:
@@ -334,7 +363,7 @@ class Lazy:
         return self.opened
 
     def close(self) -> None:
-        close = getattr(self.opened, "close", None)
+        close = getattr(self.opened, "close", None) if self.owned else None
         if callable(close):
             close()
 
@@ -352,8 +381,9 @@ class ItemCache:
         self.seen, self.old, self.kept, self.new = seen, old, kept, dict[str, Any]()
 
     @classmethod
-    def load(cls, desk: Desk) -> ItemCache:
-        seen = notes_seen(desk)
+    def load(cls, desk: Desk, notes: Mapping[str, tuple[int, int]] | None = None) -> ItemCache:
+        """The cache, for the vault's notes as `notes` has them (None: as a walk finds them now)."""
+        seen = fingerprint(notes) if notes is not None else notes_seen(desk)
         try:
             data = json.loads((desk.state / CACHE).read_text("utf-8"))
         except (OSError, ValueError):
@@ -389,7 +419,12 @@ class ItemCache:
 def notes_seen(desk: Desk) -> str:
     """The vault's notes as the index sees them (path, size, mtime; one stat each), the review
     note and its copies aside: while this holds, the index answers as it did."""
-    seen = sorted((rel, *stat) for rel, stat in indexed_notes(desk.root, desk.rules).items())
+    return fingerprint(indexed_notes(desk.root, desk.rules))
+
+
+def fingerprint(notes: Mapping[str, tuple[int, int]]) -> str:
+    """One hash of the notes' (path, size, mtime)."""
+    seen = sorted((rel, *stat) for rel, stat in notes.items())
     return hashlib.sha256(json.dumps(seen).encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -454,7 +489,7 @@ def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes,
         quoted = "(private content is not quoted here: the note is visible in search and synced)"
         return _with(base, quoted=quoted, offers=_closing(), elsewhere=why), True
     try:
-        view: View | None = evaluate(desk, querier.get(), candidate)
+        view: View | None = evaluate(desk, querier.get(), candidate, keyed_neighbours=False)
     except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
         view = None
     offers, concerns, target_digest, elsewhere = _offers(desk, candidate, view)
@@ -507,10 +542,10 @@ def _offers(
         return tuple(offers), concerns, None, None
     differs = view.side is not None and view.side.differs and view.side.note == note
     verbs = ("new", "old", "both") if differs else ("patch",)
+    settles: tuple[Any, ...] = tuple(None if verb == "patch" else verb for verb in verbs)
     try:
         digest = content_hash(safe_join(desk.root, note).read_bytes())
-        for verb in verbs:
-            desk.preview(candidate.inbox_path, note, None if verb == "patch" else verb)  # type: ignore[arg-type]
+        desk.previews(candidate.inbox_path, note, settles, candidate)  # the item as `_item` read it
     except (CuratorError, OSError):
         return tuple(offers), note, None, None
     return (*offers, *(rn.Offer(v, note) for v in verbs)), note, digest, None
@@ -528,9 +563,10 @@ def _quote(text: str, view: View | None) -> str:
     return "\n".join(parts)
 
 
-def head_of(ctx: Context, items: Iterable[rn.Item]) -> rn.Head:
+def head_of(ctx: Context, items: Iterable[rn.Item], records: list[dict[str, Any]] | None = None) -> rn.Head:
     counts = Counter(item.code for item in items)
-    records = list(Journal(ctx.state / "journal.jsonl").records())
+    if records is None:
+        records = list(Journal(ctx.state / "journal.jsonl").records())
     return rn.Head(tuple(sorted(counts.items())), _sweeps(records), _drops(ctx, records), REVIEW_HINT)
 
 
@@ -567,11 +603,11 @@ def _drops(ctx: Context, records: list[dict[str, Any]]) -> tuple[rn.Dropped, ...
     return tuple(out)
 
 
-def after_sweep(ctx: Context, wait: bool = False) -> list[str]:
+def after_sweep(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> list[str]:
     """What a sweep says of the note once it is done: the ticks applied and refused; a note that
     cannot be tended never fails the sweep (the next one tries again)."""
     try:
-        outcome = tend(ctx, wait)
+        outcome = tend(ctx, wait, reuse)
     except CuratorError as exc:
         return [f"review note: {one_line(str(exc))}"]
     except OSError as exc:

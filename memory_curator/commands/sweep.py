@@ -31,7 +31,7 @@ from memory_curator.core.plan import Numbering, Plan
 from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.core.text import TOO_LARGE, describe, one_line, too_large
-from memory_curator.index.store import IndexUnavailable
+from memory_curator.index.store import IndexUnavailable, Refresh
 from memory_curator.judge.settings import resolve_settings
 from memory_curator.store import recovery, stores, writer
 from memory_curator.store.executor import Executor
@@ -76,6 +76,7 @@ class Sweep:
     planning: Planning
     executor: Executor
     querier: Staging
+    walked: Refresh | None = None  # the index's last walk before this sweep (a kept querier's): not this run's
     reviewed: dict[str, str] = field(default_factory=dict)
     sightings: dict[str, stores.Sighting] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
@@ -127,6 +128,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         result = _sweep(sweep, agents, scope, judge)
         notes += sweep.querier.notices()  # semantic pairing off this sweep, and why: said once
         sweep.reviewed.update(sweep.executor.held)
+        reuse = _reuse(sweep)
         try:  # the work is done; a full disk here costs a re-review or a log line, never content
             stores.save_ledger(ctx.root, ctx.state, sweep.reviewed, ctx.files)
             stores.save_sightings(ctx.root, ctx.state, sweep.sightings, ctx.files)
@@ -134,7 +136,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
         ignored = _ignored(ctx, agents, save=True)
-    notes += review_note.after_sweep(ctx, options.wait)  # the note's ticks, then the note: docs/review.md
+    notes += review_note.after_sweep(ctx, options.wait, reuse)  # the note's ticks, then the note: docs/review.md
     ready = judge is not None or not options.use_judge
     return SweepResult(
         result.run_id, result.agents, result.single_agent, False, result.judge, tuple(notes), ready, ignored
@@ -150,7 +152,36 @@ def _begin(ctx: Context, rules: Rules, options: Options, judge_settings: JudgeSe
     querier = staging(ctx.querier(ctx, rules))
     planning = Planning(ctx.root, rules, now, run_id, ctx.files, overlay=querier if options.dry_run else None)
     reviewed, sightings = stores.load_ledger(ctx.state), stores.load_sightings(ctx.state)
-    return Sweep(ctx, options, judge_settings, planning, executor, querier, reviewed, sightings)
+    walked = _last_walk(querier)
+    return Sweep(ctx, options, judge_settings, planning, executor, querier, walked, reviewed, sightings)
+
+
+def _last_walk(querier: Staging) -> Refresh | None:
+    """The last refresh of the index under the sweep's overlay (`Overlay.base`; None: the
+    context's querier is another, a test's)."""
+    refreshed = getattr(getattr(querier, "base", None), "refreshed", None)
+    return refreshed if isinstance(refreshed, Refresh) else None
+
+
+def _reuse(sweep: Sweep) -> review_note.Reuse:
+    """What the review note written after this sweep takes from it (docs/review.md): its querier,
+    which holds every note the sweep wrote over the index it refreshed (no second index, no second
+    refresh), and the notes as that refresh's walk found them with the sweep's own (`Overlay.staged`)
+    stat'ed again. Without a walk this run (a kept querier not asked), the note walks."""
+    walked = _last_walk(sweep.querier)
+    staged = getattr(sweep.querier, "staged", None)
+    if walked is None or walked is sweep.walked or not isinstance(staged, dict):
+        return review_note.Reuse(sweep.querier, run=sweep.run_id)
+    seen = dict(walked.seen)
+    walked.forget_walk()
+    for rel in staged:
+        try:
+            stat = (sweep.root / rel).stat()
+        except OSError:
+            seen.pop(rel, None)
+            continue
+        seen[rel] = (stat.st_size, stat.st_mtime_ns)
+    return review_note.Reuse(sweep.querier, seen, sweep.run_id)
 
 
 def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:

@@ -235,8 +235,10 @@ CONTENT_WORDS = 4  # a shorter sentence ("See above.") says too little to be new
 
 
 def _content_words(text: str) -> set[str]:
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    return set(_WORD.findall("".join(c for c in folded if not unicodedata.combining(c))))
+    folded = text.casefold()
+    if not folded.isascii():  # ASCII has no decomposition nor combining mark: the fold is the text
+        folded = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
+    return set(_WORD.findall(folded))
 
 
 def new_sentences(body: str, note_text: str) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ import os
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +112,12 @@ class Refresh:
     removed: int
     notes: int
     seconds: float
+    seen: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)  # the walk's notes
+
+    def forget_walk(self) -> None:
+        """Let the walk's notes go (about 26 MB at 100,000 notes): read once by the sweep that
+        refreshed (`commands.sweep`), never by a long-lived process between its refreshes."""
+        self.seen.clear()
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("rebuilt", "added", "changed", "removed", "notes", "seconds")}
@@ -289,7 +295,7 @@ class Index:
                 os.unlink(f"{self.path}{suffix}")
         self.files.install(temp, self.path)  # fsynced before the rename: a power cut cannot leave holes
         self.conn = self._connect()
-        return Refresh(True, len(files), 0, 0, len(files), round(self.clock.monotonic() - started, 3))
+        return Refresh(True, len(files), 0, 0, len(files), round(self.clock.monotonic() - started, 3), files)
 
     def _build(self, conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
         conn.execute("PRAGMA journal_mode = OFF")  # a fresh file nobody else sees yet
@@ -332,7 +338,7 @@ class Index:
             with contextlib.suppress(sqlite3.OperationalError):  # only the freshness stamp
                 stamp = iso(self.clock.now())
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('refreshed', ?)", (stamp,))
-            return Refresh(False, 0, 0, 0, len(files), round(self.clock.monotonic() - started, 3))
+            return Refresh(False, 0, 0, 0, len(files), round(self.clock.monotonic() - started, 3), files)
         changed = [known[p][0] for p in stale if p in known]
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -346,7 +352,8 @@ class Index:
             conn.execute("ROLLBACK")
             raise
         added = len(stale) - len(changed)
-        return Refresh(False, added, len(changed), len(gone), len(files), round(self.clock.monotonic() - started, 3))
+        seconds = round(self.clock.monotonic() - started, 3)
+        return Refresh(False, added, len(changed), len(gone), len(files), seconds, files)
 
     def _set_meta(self, conn: sqlite3.Connection, **extra: str) -> None:
         values = {"root": str(self.root), "layout": self.layout.signature, "refreshed": iso(self.clock.now()), **extra}

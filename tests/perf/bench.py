@@ -23,6 +23,9 @@ end), then measures in one run, medians over --repeat runs:
   (h) MCP `check_candidate` and `search_notes` latency (p50/p95) over --mcp-calls calls to one
       long-lived server (`mcp_latency.timed`, the SDK's in-memory client); (i) the index's size
       beside the vault's markdown bytes.
+`--only sweep` measures the sweeps alone (wall and CPU seconds, user + system, of the process),
+reusing --workdir's vault and index (built once when missing): a quick loop while working on the
+sweep, e.g. `--notes 20000 --candidates 1000 --repeat 1 --only sweep --workdir /tmp/sweep20k`.
 It prints a JSON report with the ratios to the floors, each figure beside its floor or goal
 (issue 29) and whether it is met, and the same as a table on stderr.
 """
@@ -277,12 +280,15 @@ proc = subprocess.Popen(sys.argv[2:])
 _, status, usage = os.wait4(proc.pid, 0)
 seconds = time.perf_counter() - start
 with open(sys.argv[1], "w") as report:
-    json.dump({"exit": os.waitstatus_to_exitcode(status), "seconds": seconds, "rss_kb": usage.ru_maxrss}, report)
+    cpu = usage.ru_utime + usage.ru_stime
+    code = os.waitstatus_to_exitcode(status)
+    json.dump({"exit": code, "seconds": seconds, "rss_kb": usage.ru_maxrss, "cpu": cpu}, report)
 """
 
 
-def child(args: list[str]) -> tuple[str, float, float]:
-    """Run a command; (stdout, wall seconds, peak RSS in MB) of that process alone."""
+def child(args: list[str], cpu: list[float] | None = None) -> tuple[str, float, float]:
+    """Run a command; (stdout, wall seconds, peak RSS in MB) of that process alone; its CPU
+    seconds (user + system, children included) appended to `cpu` when given."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         subprocess.run([sys.executable, "-c", LAUNCHER, str(report), *args], stdout=out, stderr=err, check=True)
@@ -291,6 +297,8 @@ def child(args: list[str]) -> tuple[str, float, float]:
         err.seek(0)
         if result["exit"] != 0:
             raise RuntimeError(f"{args} exited {result['exit']}: {err.read().decode()[-2000:]}")
+        if cpu is not None:
+            cpu.append(result["cpu"])
         return out.read().decode(), result["seconds"], result["rss_kb"] / 1024
 
 
@@ -435,7 +443,8 @@ def sweep_once(root: Path, state: Path, cli: list[str], candidates: list[tuple[s
         args,
         syncs,
     ):
-        out, seconds, rss = child(args)
+        cpu: list[float] = []
+        out, seconds, rss = child(args, cpu)
     data = json.loads(out)
     for agent in data["agents"]:
         for action in agent["actions"]:
@@ -451,8 +460,8 @@ def sweep_once(root: Path, state: Path, cli: list[str], candidates: list[tuple[s
     verdicts = {k: data[k] for k in ("processed", "promoted", "patched", "dropped", "needs_review")}
     errors = sum(len(agent.get("errors", [])) for agent in data["agents"])
     per = round(syncs["total"] / max(1, len(candidates)), 2) if syncs else None
-    return {"seconds": round(seconds, 3), "peak_rss_mb": round(rss, 1), **verdicts, "errors": errors, "syncs": syncs,
-            "syncs_per_candidate": per}  # fmt: skip
+    return {"seconds": round(seconds, 3), "cpu_s": round(cpu[0], 3), "peak_rss_mb": round(rss, 1), **verdicts,
+            "errors": errors, "syncs": syncs, "syncs_per_candidate": per}  # fmt: skip
 
 
 def edited_run(root: Path, state: Path, cli: list[str], files: list[str], probe: tuple[str, str], seed: int) -> float:
@@ -543,6 +552,11 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, help="keep the vault here and reuse it (default: a temp folder)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--mcp-calls", type=int, default=200, help="calls of each MCP tool (0: none)")
+    parser.add_argument(
+        "--only",
+        choices=["sweep"],
+        help="measure only this (sweep: the sweeps, reusing --workdir's vault and index, built when missing)",
+    )
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="mc-bench-"))
     try:
@@ -560,6 +574,31 @@ def main() -> int:
     return 0
 
 
+def sweep_figures(root: Path, state: Path, cli: list[str], candidates: list[tuple[str, str]], repeat: int) -> Any:
+    """The sweep of the candidates, `repeat` times: medians of wall and CPU seconds."""
+    sweeps = [sweep_once(root, state, cli, candidates) for _ in range(repeat)]
+    seconds = statistics.median(s["seconds"] for s in sweeps)
+    figures = {**sweeps[0], "seconds": seconds, "candidates_per_s": round(len(candidates) / seconds, 1)}
+    figures["cpu_s"] = statistics.median(s["cpu_s"] for s in sweeps)
+    figures["peak_rss_mb"] = max(s["peak_rss_mb"] for s in sweeps)
+    figures["each_s"] = [s["seconds"] for s in sweeps]
+    figures["each_cpu_s"] = [s["cpu_s"] for s in sweeps]
+    return figures
+
+
+def sweeps_only(root: Path, state: Path, cli: list[str], candidates: list[tuple[str, str]], repeat: int) -> Any:
+    """`--only sweep`: the sweeps alone, over the workdir's index (built once when missing)."""
+    if not (state / "index.sqlite3").exists():
+        log("no index in the workdir: building it")
+        state.mkdir(parents=True, exist_ok=True)
+        child([*cli, "index", "rebuild", "--json", "--vault", str(root), "--state-dir", str(state)])
+    ix.Index(root, load_for_vault(root), state).refresh()
+    log("sweeps")
+    figures = sweep_figures(root, state, cli, candidates, repeat)
+    log(f"sweep {figures['seconds']} s wall, {figures['cpu_s']} s CPU: {figures['candidates_per_s']} candidates/s")
+    return {"candidates": len(candidates), "repeat": repeat, "sweep": figures, "targets": []}
+
+
 def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     root, state, repeat = work / "vault", work / "state", args.repeat
     manifest = work / "manifest.json"
@@ -574,6 +613,10 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         facts = synth.vault(root, args.notes)
         manifest.write_text(json.dumps({"key": wanted, "facts": facts}))
     candidates = synth.candidates(root, facts, args.candidates)  # type: ignore[arg-type]
+    script = Path(sys.executable).parent / "memory-curator"  # the installed entry point, as cron runs it
+    cli = [str(script)] if script.exists() else [sys.executable, "-m", "memory_curator"]
+    if args.only == "sweep":
+        return sweeps_only(root, state, cli, candidates, repeat)
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
     files = sorted(ix.walk(root))
@@ -587,8 +630,6 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }
     log("floors")
     report["floors"] = floors(root, files, work, repeat)
-    script = Path(sys.executable).parent / "memory-curator"  # the installed entry point, as cron runs it
-    cli = [str(script)] if script.exists() else [sys.executable, "-m", "memory_curator"]
     log("cold builds")
     rebuild = [*cli, "index", "rebuild", "--json", "--vault", str(root), "--state-dir", str(state)]
     builds = [child(rebuild) for _ in range(repeat)]
@@ -623,11 +664,7 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     report["floors"]["indexed_lookup_us"] = round(statistics.median(times) * 1e6, 1)
     idx.close()
     log("sweeps")
-    sweeps = [sweep_once(root, state, cli, candidates) for _ in range(repeat)]
-    seconds = statistics.median(s["seconds"] for s in sweeps)
-    report["sweep"] = {**sweeps[0], "seconds": seconds, "candidates_per_s": round(len(candidates) / seconds, 1)}
-    report["sweep"]["peak_rss_mb"] = max(s["peak_rss_mb"] for s in sweeps)
-    report["sweep"]["each_s"] = [s["seconds"] for s in sweeps]
+    report["sweep"] = sweep_figures(root, state, cli, candidates, repeat)
     log("empty-inbox runs")
     empty = [child([*cli, "run", "--no-judge", "--vault", str(root), "--state-dir", str(state)])[1] for _ in range(5)]
     report["empty_inbox_run_s"] = round(statistics.median(empty), 3)
