@@ -751,9 +751,7 @@ def test_watch_applies_a_tick_once_the_note_settles(empty_vault: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_candidate_gathering_its_batch_when_the_note_settles_is_still_swept(
-    empty_vault: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_candidate_gathering_its_batch_when_the_note_settles_is_still_swept(empty_vault: Path) -> None:
     """Seen: the note's own sweep emptied the batch being gathered, and the tracker had already let
     go of its files: a candidate that settled just before the note did waited for the reconcile
     scan (300 s here). Now the note's sweep leaves that batch to gather and be swept."""
@@ -761,15 +759,12 @@ def test_a_candidate_gathering_its_batch_when_the_note_settles_is_still_swept(
 
     from test_watch import fact, set_rules, wait_for, watching
 
-    from memory_curator.commands import watch
-
-    monkeypatch.setattr(watch, "BATCH_GATHER", 2.0)  # wide enough for the note to settle inside it
     set_rules(empty_vault, settle=0.5, reconcile=300)
     (empty_vault / "_inbox/agent-a").mkdir(parents=True)
     memo = empty_vault / MEMO_REL
     memo.write_text(MEMO)
     note = empty_vault / REVIEW_NOTE
-    with watching(empty_vault) as (watcher, _):
+    with watching(empty_vault, gather=2.0) as (watcher, _):  # wide enough for the note to settle inside it
         wait_for(lambda: note.exists() and MEMO_REL[:-3] in note.read_text("utf-8"))
         time.sleep(0.6)  # the note's own write settles
         candidate = empty_vault / "_inbox/agent-a/acme.md"

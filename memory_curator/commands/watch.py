@@ -194,11 +194,18 @@ class Watcher:
     """The watch loop. `run()` yields a Swept per sweep and a Notice per message until `stop` is set."""
 
     def __init__(
-        self, ctx: Context, *, use_judge: bool = True, observer: Callable[[], BaseObserver] = Observer
+        self,
+        ctx: Context,
+        *,
+        use_judge: bool = True,
+        observer: Callable[[], BaseObserver] = Observer,
+        gather: float = BATCH_GATHER,
     ) -> None:
         """`observer` makes what reports the inbox's events: the platform's own (inotify, FSEvents),
-        or watchdog's polling one, which also sees a network share's files, every so often."""
+        or watchdog's polling one, which also sees a network share's files, every so often;
+        `gather`, how long a batch collects after its first file settles."""
         self.make_observer = observer
+        self.gather = gather
         # event paths are real paths on macOS; one index querier across sweeps, refreshed at each
         self.ctx = replace(ctx, root=ctx.root.resolve(), querier=kept(ctx.querier, every=0))
         self.root = root = self.ctx.root
@@ -298,7 +305,7 @@ class Watcher:
         if due is not None:
             times.append(due)
         if self.ready:
-            times.append(self.ready_since + BATCH_GATHER)
+            times.append(self.ready_since + self.gather)
         got = self._queued()
         if not got:  # events are queued before the bell rings: none is slept through
             self.bell.wait(min(times) - self.clock.monotonic())
@@ -343,7 +350,7 @@ class Watcher:
 
     def _batch_complete(self) -> bool:
         """Files written together settle together: gather them so the judge makes one call."""
-        return bool(self.ready) and self.clock.monotonic() - self.ready_since >= BATCH_GATHER
+        return bool(self.ready) and self.clock.monotonic() - self.ready_since >= self.gather
 
     def _sweep(self, note: bool = False) -> Iterator[Swept | Notice]:
         """Sweep the gathered batch; with `note`, only the review note's ticks (a batch still
