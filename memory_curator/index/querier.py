@@ -179,7 +179,7 @@ class IndexQuerier(Questions):
         `plugins`) is not distinctive, and more than `PATH_MATCHES` notes found is no answer:
         which one is a person's call. The index's `paths` table holds each path's words."""
         ceiling = max(COMMON_FLOOR, self.count() // 200)
-        sets = [self._paths_with(word, language) for word in wanted]
+        sets = [self._paths_with(word, language, ceiling + 1) for word in wanted]
         sets = [held for held in sets if len(held) <= ceiling and (held or every)]
         if not sets:
             return []
@@ -189,9 +189,10 @@ class IndexQuerier(Questions):
         marks = ",".join("?" * len(found))
         return sorted(p for (p,) in self.conn.execute(f"SELECT path FROM notes WHERE id IN ({marks})", list(found)))
 
-    def _paths_with(self, word: str, language: str) -> set[int]:
+    def _paths_with(self, word: str, language: str, most: int) -> set[int]:
         """The notes whose paths hold the word, or a word with its stem: the indexed path words
-        beginning as the stem does (`words.prefixes`), stemmed, then searched."""
+        beginning as the stem does (`words.prefixes`), stemmed, then searched. At most `most`
+        of them: a word in more paths is not distinctive, whichever they are."""
         stem = words.stem(word, language)
         if stem == word and not word.isalpha():  # a word with a digit: whole
             spelt = [word]
@@ -206,7 +207,7 @@ class IndexQuerier(Questions):
             ]
         if not spelt:
             return set()
-        rows = self.conn.execute("SELECT rowid FROM paths WHERE paths MATCH ?", (match_expression(spelt),))
+        rows = self.conn.execute("SELECT rowid FROM paths WHERE paths MATCH ? LIMIT ?", (match_expression(spelt), most))
         return {ident for (ident,) in rows}
 
     def text(self, path: str) -> str | None:
