@@ -25,6 +25,7 @@ compares words (stems of the text's language, stopwords left out):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -50,13 +51,19 @@ class Probe:
     language: str  # the language its words are stemmed in
     counts: Counter[str]  # its content stems
     length: int  # its content words, repeats included
-    shingles: frozenset[str]  # its 3-word runs, as text
+    words: list[str]  # its words (`words.tokens`)
     weights: Mapping[str, float]  # each stem's IDF in the vault
     weight: float  # the sum of `weights`
     starts: Mapping[str, tuple[str, ...]]  # what words with its stems begin with (`words.starts`)
     own: float  # the candidate's BM25 against itself
     avg: float  # the vault's average note length, in words
     order: Mapping[str, int]  # each stem's place in `weights`: a note's BM25 sums its stems in that order
+
+    @functools.cached_property
+    def shingles(self) -> frozenset[str]:
+        """Its 3-word runs, as text: made when a note first holds enough of it to look for them."""
+        found = self.words
+        return frozenset(" ".join(found[i : i + SHINGLE]) for i in range(len(found) - SHINGLE + 1))
 
 
 @dataclass(frozen=True)
@@ -74,12 +81,11 @@ def probe(words: list[str], df: Mapping[str, int], total: int, avg: float, langu
     """The candidate's `words` (`words.tokens`); `df`: the vault's document frequency of each
     stem (missing: no note holds it)."""
     counts = Counter(stems(content(words, language), language))
-    runs = frozenset(" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
     weights = {s: idf(df.get(s, 0), max(total, 1)) for s in counts}
     own = weighted_bm25(counts, len(words), weights, avg)
     total_weight = sum(weights.values())
     order = {s: place for place, s in enumerate(weights)}
-    return Probe(language, counts, sum(counts.values()), runs, weights, total_weight, starts(counts), own, avg, order)
+    return Probe(language, counts, sum(counts.values()), words, weights, total_weight, starts(counts), own, avg, order)
 
 
 def read(probe_: Probe, text: str) -> Read:
