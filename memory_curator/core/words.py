@@ -144,7 +144,7 @@ def _stemmer(language: str) -> _Stemmer:
 def content(words: Iterable[str], language: str) -> list[str]:
     """The words that carry content: no stopword of the language, no single character."""
     listed = stopwords(language)
-    return [w for w in words if len(w) > 1 and w not in listed]
+    return [w for w in words if w not in listed and len(w) > 1]  # stopwords first: they are most of a text
 
 
 def prefixes(stemmed: str) -> tuple[str, ...]:
