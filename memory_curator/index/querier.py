@@ -63,6 +63,7 @@ class IndexQuerier(Questions):
         self._total: int | None = None
         self._avg: float | None = None
         self._spelt_as: dict[tuple[str, str], dict[str, int]] = {}  # (language, stem) -> `spellings`
+        self._pathed: dict[tuple[str, str, int], set[int]] = {}  # (word, language, most) -> `_paths_with`
 
     @property
     def index(self) -> Index:
@@ -109,7 +110,7 @@ class IndexQuerier(Questions):
             raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
         self.refreshed = done
         if done.rebuilt or done.added or done.changed or done.removed:
-            self._df, self._total, self._avg, self._spelt_as = {}, None, None, {}
+            self._df, self._total, self._avg, self._spelt_as, self._pathed = {}, None, None, {}, {}
             self.generation += 1
             self._near.clear()
             self._paired.clear()
@@ -192,7 +193,15 @@ class IndexQuerier(Questions):
     def _paths_with(self, word: str, language: str, most: int) -> set[int]:
         """The notes whose paths hold the word, or a word with its stem: the indexed path words
         beginning as the stem does (`words.prefixes`), stemmed, then searched. At most `most`
-        of them: a word in more paths is not distinctive, whichever they are."""
+        of them: a word in more paths is not distinctive, whichever they are. Kept per querier (a
+        sweep's facts share entities and predicates), until the notes change."""
+        self.index  # noqa: B018 - refreshed first when `expire`d: the cache answers for its notes
+        asked = (word, language, most)
+        if asked not in self._pathed:
+            self._pathed[asked] = self._paths_found(word, language, most)
+        return self._pathed[asked]
+
+    def _paths_found(self, word: str, language: str, most: int) -> set[int]:
         stem = words.stem(word, language)
         if stem == word and not word.isalpha():  # a word with a digit: whole
             spelt = [word]
