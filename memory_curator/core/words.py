@@ -170,7 +170,7 @@ def stems_alike(found: Iterable[str], language: str, beginnings: Mapping[str, tu
     """The stems of those words that may have one of the stems whose `starts` are `beginnings`
     (the others have none of them, and are not stemmed)."""
     cache, alike, none = _cache(language), {}, ()
-    short = any(len(head) < HEAD for head in beginnings)  # a stem of two letters (`ai`)
+    short = min(map(len, beginnings), default=HEAD) < HEAD  # a stem of two letters (`ai`)
     for word in found:
         group = beginnings.get(word[:HEAD])
         if (group and word.startswith(group)) or (short and word.startswith(beginnings.get(word[:2], none))):
