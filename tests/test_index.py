@@ -165,6 +165,21 @@ def test_an_incremental_refresh_leaves_the_contentless_tables_as_a_rebuild_would
     assert "zanzibarian" in (querier.indexed("facts/obsidian/file-format.md") or (0, ""))[1]
 
 
+def test_a_kept_querier_forgets_the_paths_it_found_when_the_notes_change(vault: Path, tmp_path: Path) -> None:
+    """`paths_naming` keeps what each word found for the querier's life (a sweep's facts share
+    their entities): a querier kept across sweeps (`mcp`, `watch`) and refreshed by `expire`
+    finds a note added meanwhile, and no longer finds one removed."""
+    querier = querier_for(vault, state_of(tmp_path))
+    assert querier.paths_naming(("zanzibar",), "english") == []
+    added = write(vault, "Places/Zanzibar ferries.md", "# Zanzibar ferries\n\nTimetables.\n")
+    assert querier.paths_naming(("zanzibar",), "english") == []  # not refreshed yet: the same answer
+    querier.expire()
+    assert querier.paths_naming(("zanzibar",), "english") == ["Places/Zanzibar ferries.md"]
+    added.unlink()
+    querier.expire()
+    assert querier.paths_naming(("zanzibar",), "english") == []
+
+
 def test_a_note_rewritten_in_the_same_instant_with_the_same_size_is_read_again(vault: Path, tmp_path: Path) -> None:
     """mtime may not tick between two writes: a note modified just before a refresh is re-read
     by the next one even when its size and mtime look unchanged. "Just before" is by the

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_curator.core import candidate as cand
-from memory_curator.core.comparison import compare, history_sources, history_values, norm_text, norm_url
+from memory_curator.core import comparison
+from memory_curator.core.comparison import (
+    compare,
+    history_sources,
+    history_values,
+    new_sentences,
+    norm_text,
+    norm_url,
+)
 from memory_curator.core.merge import merge, note_diff
 from memory_curator.core.notes import all_tags, as_list, parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load
@@ -589,3 +598,14 @@ def test_a_claim_under_a_key_yaml_reads_as_a_boolean_null_or_number_is_merged_by
     fields = parse(merged.text).frontmatter
     assert fields[key] == 0, merged.text
     assert [entry[key] for entry in fields["history"]] == [1], merged.text
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from("aAzZeé e\u0301ßǅﬁ\u212aÑñ .!\n-0"), max_size=60))
+def test_content_words_fold_ascii_and_accented_text_alike(text: str) -> None:
+    """`new_sentences` reads words with case and accents folded; ASCII text skips the
+    character-by-character fold (it has nothing to fold), and gives the words the full fold gives."""
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    full = set(re.findall(r"[^\W\d_]{4,}", "".join(c for c in folded if not unicodedata.combining(c))))
+    assert comparison._content_words(text) == full
+    assert new_sentences("Cafés serve espresso daily here. Nothing else.", "CAFES SERVE ESPRESSO DAILY") == ()

@@ -4,7 +4,9 @@ needs enough words; *same topic* only names a note; `query --text` ranks, it doe
 
 from __future__ import annotations
 
+import importlib
 import json
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from memory_curator.commands.check import check_text
 from memory_curator.core import rules, subject, words
 from memory_curator.core.errors import RulesError
 from memory_curator.index import similarity
-from tests.conftest import age
+from tests.conftest import SHARED, age, require_shared
 
 SHIPPED = (Path(__file__).resolve().parents[1] / "rules/inbox-rules.md").read_text(encoding="utf-8")
 
@@ -237,3 +239,24 @@ def test_fused_keeps_one_list_and_ties_alike() -> None:
     assert similarity.fused(only, []) == [("a.md", 1.0), ("b.md", 0.0)]
     assert similarity.fused([("b.md", 0.3), ("a.md", 0.3)]) == [("a.md", 1.0), ("b.md", 1.0)]
     assert similarity.fused([], []) == []
+
+
+@pytest.mark.parametrize("language", ["english", "spanish"])
+def test_the_c_stemmer_stems_as_the_pure_python_reference(language: str) -> None:
+    """PyStemmer (a dependency, which `snowballstemmer` uses by itself) must give the stems the
+    pure-Python Snowball gives, or a vault's words would compare otherwise on another install:
+    4,000 words of the two real vaults (inflected forms included), every one alike."""
+    stemmer = pytest.importorskip("Stemmer")
+    pure = importlib.import_module(f"snowballstemmer.{language}_stemmer")
+    reference = getattr(pure, f"{language.capitalize()}Stemmer")()
+    vocabulary: set[str] = set()
+    for vault in ("obsidian-help-en", "agent-learnings-es"):
+        root = require_shared(SHARED / "real-vaults" / vault)
+        for path in sorted(root.rglob("*.md"))[:400]:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            vocabulary.update(w for w in words.tokens(text) if w.isalpha())
+    picked = random.Random(28).sample(sorted(vocabulary), 4000)
+    fast = stemmer.Stemmer(language)
+    differ = [(w, reference.stemWord(w), fast.stemWord(w)) for w in picked if reference.stemWord(w) != fast.stemWord(w)]
+    assert differ == []
+    assert words.stem("archivados", "spanish") == "archiv" and words.stem("maintainers", "english") == "maintain"

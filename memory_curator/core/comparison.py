@@ -235,8 +235,10 @@ CONTENT_WORDS = 4  # a shorter sentence ("See above.") says too little to be new
 
 
 def _content_words(text: str) -> set[str]:
+    """Its words, case and accents folded; ASCII text (most of it) is not looked at a character
+    at a time (it has no accents to fold: 1.7 ms a `gather_facts` with a note, at 3 KB a note)."""
     folded = text.casefold()
-    if not folded.isascii():  # ASCII has no decomposition nor combining mark: the fold is the text
+    if not folded.isascii():
         folded = "".join(c for c in unicodedata.normalize("NFKD", folded) if not unicodedata.combining(c))
     return set(_WORD.findall(folded))
 

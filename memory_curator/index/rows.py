@@ -286,7 +286,8 @@ def match_expression(words: Iterable[str]) -> str:
 def idf(df: int, total: int) -> float:
     """FTS5's bm25() IDF, with its floor for words in more than half the notes. The overlay's
     counts are estimates (a patched note counts twice), hence the clamp."""
-    df = min(max(df, 0), max(total, 0))
+    if not 0 <= df <= total:  # the clamp, only where it changes something (this runs per word)
+        df = min(max(df, 0), max(total, 0))
     value = math.log((total - df + 0.5) / (df + 0.5))
     return value if value > 0 else 1e-6
 

@@ -25,6 +25,7 @@ compares words (stems of the text's language, stopwords left out):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -50,42 +51,54 @@ class Probe:
     language: str  # the language its words are stemmed in
     counts: Counter[str]  # its content stems
     length: int  # its content words, repeats included
-    shingles: frozenset[str]  # its 3-word runs, as text
+    words: list[str]  # its words (`words.tokens`)
     weights: Mapping[str, float]  # each stem's IDF in the vault
     weight: float  # the sum of `weights`
     starts: Mapping[str, tuple[str, ...]]  # what words with its stems begin with (`words.starts`)
     own: float  # the candidate's BM25 against itself
     avg: float  # the vault's average note length, in words
+    order: Mapping[str, int]  # each stem's place in `weights`: a note's BM25 sums its stems in that order
+
+    @functools.cached_property
+    def shingles(self) -> frozenset[str]:
+        """Its 3-word runs, as text: made when a note first holds enough of it to look for them."""
+        found = self.words
+        return frozenset(" ".join(found[i : i + SHINGLE]) for i in range(len(found) - SHINGLE + 1))
 
 
 @dataclass(frozen=True)
 class Read:
-    """A note's text as the scores read it, in the candidate's language."""
+    """A note's text as the scores read it, in the candidate's language: only what the scores
+    use of it (a note holds few of the candidate's stems among hundreds of words)."""
 
     words: list[str]  # every token (BM25's length, the 3-word runs)
-    stems: list[str]  # its content stems, in order
-    counts: Counter[str]
+    length: int  # its content words
+    spots: list[tuple[int, str]]  # (place among its content words, stem) of each word with one of the candidate's stems
+    counts: Counter[str]  # how often it holds each of the candidate's stems
 
 
 def probe(words: list[str], df: Mapping[str, int], total: int, avg: float, language: str) -> Probe:
     """The candidate's `words` (`words.tokens`); `df`: the vault's document frequency of each
     stem (missing: no note holds it)."""
     counts = Counter(stems(content(words, language), language))
-    runs = frozenset(" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
     weights = {s: idf(df.get(s, 0), max(total, 1)) for s in counts}
     own = weighted_bm25(counts, len(words), weights, avg)
     total_weight = sum(weights.values())
-    return Probe(language, counts, sum(counts.values()), runs, weights, total_weight, starts(counts), own, avg)
+    order = {s: place for place, s in enumerate(weights)}
+    return Probe(language, counts, sum(counts.values()), words, weights, total_weight, starts(counts), own, avg, order)
 
 
 def read(probe_: Probe, text: str) -> Read:
-    """The note's words; its content words' stems, "" for a word that cannot have one of the
-    candidate's stems (stemming is the costly part, and only shared stems count)."""
+    """The note's words, and where it holds the candidate's stems among its content words: only
+    the words that can have one of them are stemmed (stemming is the costly part, and only shared
+    stems count)."""
     words = tokens(text)
     kept = content(words, probe_.language)
+    weights = probe_.weights
     alike = stems_alike(set(kept), probe_.language, probe_.starts)
-    shared = [alike.get(w, "") for w in kept]
-    return Read(words, shared, Counter(shared))
+    shared = {w: s for w, s in alike.items() if s in weights}
+    spots = [(i, shared[w]) for i, w in enumerate(kept) if w in shared] if shared else []
+    return Read(words, len(kept), spots, Counter(s for _, s in spots))
 
 
 def topic(probe_: Probe, note: Read) -> float:
@@ -101,9 +114,9 @@ def topic(probe_: Probe, note: Read) -> float:
 
 def relevance(probe_: Probe, note: Read) -> float:
     """How well the note answers the asked words, in [0, 1) (module docstring)."""
-    if probe_.own <= 0 or not note.stems:
+    if probe_.own <= 0 or not note.length:
         return 0.0
-    focus = sum(1 for s in note.stems if s in probe_.weights) / len(note.stems)
+    focus = len(note.spots) / note.length
     ratio = _ratio(probe_, note) * math.pow(focus, FOCUS)
     return ratio / (ratio + HALF)
 
@@ -115,7 +128,7 @@ def same(probe_: Probe, note: Read) -> float:
     candidate to come near (`LOOKED`) has only its one longest window read."""
     if probe_.weight <= 0:
         return 0.0
-    spots = [(i, s) for i, s in enumerate(note.stems) if s in probe_.weights]
+    spots = note.spots
     if not spots:
         return 0.0
     shared = {s for _, s in spots}
@@ -156,7 +169,11 @@ def information(shared: int) -> float:
 
 
 def _ratio(probe_: Probe, note: Read) -> float:
-    return weighted_bm25(note.counts, len(note.words), probe_.weights, probe_.avg) / probe_.own
+    """The note's BM25 for the candidate's stems over the candidate's own: summed over the stems
+    the note holds only, in the candidate's order (the same sum as over all of them)."""
+    held = sorted(note.counts, key=probe_.order.__getitem__)
+    weights = {s: probe_.weights[s] for s in held}
+    return weighted_bm25(note.counts, len(note.words), weights, probe_.avg) / probe_.own
 
 
 def containment(probe_: Probe, note_words: list[str]) -> float:

@@ -49,19 +49,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
-
-from memory_curator.cli.machine import build_context
-from memory_curator.commands.context import Seams
 from memory_curator.core import candidate as cand
 from memory_curator.core import notes
 from memory_curator.core.facts import gather_facts
 from memory_curator.index import querier as iq
 from memory_curator.index import store as ix
 from memory_curator.store.rules_file import load_for_vault
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import mcp_latency  # beside this script
 
 REPO = Path(__file__).resolve().parents[2]
 SYNC_CALLS = ("fsync", "fdatasync", "sync", "syncfs")
@@ -362,18 +355,36 @@ def floors(root: Path, files: list[str], work: Path, repeat: int) -> dict[str, A
         "fts_insert_s": median_time(fts_insert, repeat, before=fresh),
         "fts_insert_index_hash_s": median_time(lambda: fts_insert(ix.HASH_BYTES), repeat, before=fresh),
     }
+    out |= bm25_floors(database)
+    fresh()
+    return out
+
+
+def bm25_floors(database: Path) -> dict[str, float]:
+    """BM25 top-10 of 10 OR-ed and of 3 AND-ed mid-frequency words in a one-column FTS5 table
+    `f` of the bodies (p50, ms): the floors the lookups are compared with."""
     conn = sqlite3.connect(database)
-    conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(f, row)")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, f, row)")
     mid = [t for (t,) in conn.execute("SELECT term FROM v WHERE doc BETWEEN 200 AND 2000 LIMIT 30")]
     rng = random.Random(1)
     queries_or = [" OR ".join(f'"{w}"' for w in rng.sample(mid, 10)) for _ in range(20)]
     queries_and = [" AND ".join(f'"{w}"' for w in rng.sample(mid, 3)) for _ in range(20)]
     top10 = "SELECT rowid FROM f WHERE f MATCH ? ORDER BY rank LIMIT 10"
-    out["bm25_or10_ms"] = quantiles_ms(_each(conn, top10, queries_or))["p50"]
+    out = {"bm25_or10_ms": quantiles_ms(_each(conn, top10, queries_or))["p50"]}
     out["bm25_and3_ms"] = quantiles_ms(_each(conn, top10, queries_and))["p50"]
     conn.close()
-    fresh()
     return out
+
+
+def bodies_table(root: Path, files: list[str], database: Path) -> None:
+    """The one-column FTS5 table of the bodies that `bm25_floors` queries, built once."""
+    conn = sqlite3.connect(database, isolation_level=None)
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(body)")
+    conn.execute("BEGIN")
+    bodies = (notes.parse((root / rel).read_bytes().decode("utf-8")).body for rel in files)
+    conn.executemany("INSERT INTO f(rowid, body) VALUES (?, ?)", enumerate(bodies, 1))
+    conn.execute("COMMIT")
+    conn.close()
 
 
 def _each(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[float]:
@@ -395,13 +406,22 @@ def touch(root: Path, files: list[str], count: int, rng: random.Random) -> None:
 
 
 def lookups(root: Path, state: Path, candidates: list[tuple[str, str]]) -> dict[str, Any]:
+    """p50/p95 of each lookup per candidate, wall time, and this process's CPU time
+    (`cpu_p50`, `cpu_p95`: steadier when other work shares the machine)."""
     rules = load_for_vault(root)
     index = ix.Index(root, rules, state)
     querier = iq.IndexQuerier(root, rules, state, index)
     built = [cand.build(text.encode(), rel, rel.split("/")[1], rules) for rel, text in candidates]
-    times: dict[str, list[float]] = {
-        "key": [], "slug": [], "duplicate": [], "subjects": [], "neighbours": [], "gather_facts": []
-    }  # fmt: skip
+    names = ("key", "slug", "duplicate", "subjects", "neighbours", "gather_facts")
+    times: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+
+    def timed(name: str, ask: Callable[[], object]) -> None:
+        start, used = time.perf_counter(), time.process_time()
+        ask()
+        times[name].append(time.perf_counter() - start)
+        cpu[name].append(time.process_time() - used)
+
     asks: dict[str, Callable[[cand.Candidate], object]] = {
         "key": lambda c: querier.paths_for_key(c.target or "facts/x/y.md"),
         "slug": lambda c: querier.match_name(str(c.frontmatter.get("title") or c.frontmatter.get("entity") or "x")),
@@ -411,18 +431,16 @@ def lookups(root: Path, state: Path, candidates: list[tuple[str, str]]) -> dict[
     alone = iq.IndexQuerier(root, rules, state, index)  # neighbours not cached by the subject question
     for candidate in built:
         for name, ask in asks.items():
-            start = time.perf_counter()
-            ask(candidate)
-            times[name].append(time.perf_counter() - start)
-        start = time.perf_counter()
-        alone.neighbours(candidate, rules.settings.neighbours)
-        times["neighbours"].append(time.perf_counter() - start)
+            timed(name, lambda: ask(candidate))  # noqa: B023 - called at once
+        timed("neighbours", lambda: alone.neighbours(candidate, rules.settings.neighbours))  # noqa: B023
     fresh = iq.IndexQuerier(root, rules, state, index)  # nothing cached: what a sweep pays
     for candidate in built:
-        start = time.perf_counter()
-        gather_facts(candidate, fresh, rules.settings)
-        times["gather_facts"].append(time.perf_counter() - start)
-    return {name: quantiles_ms(values) for name, values in times.items()}
+        timed("gather_facts", lambda: gather_facts(candidate, fresh, rules.settings))  # noqa: B023
+    out = {name: quantiles_ms(values) for name, values in times.items()}
+    for name, values in cpu.items():
+        spent = quantiles_ms(values)
+        out[name] |= {"cpu_p50": spent["p50"], "cpu_p95": spent["p95"]}
+    return out
 
 
 def sweep_once(root: Path, state: Path, cli: list[str], candidates: list[tuple[str, str]]) -> dict[str, Any]:
@@ -482,6 +500,14 @@ def edited_run(root: Path, state: Path, cli: list[str], files: list[str], probe:
 def mcp_figures(root: Path, state: Path, candidates: list[tuple[str, str]], calls: int) -> dict[str, Any]:
     """MCP latency against one long-lived server over this vault (`mcp_latency.timed`): the
     candidates' texts checked, three words of each body searched."""
+    import anyio  # here, not above: `--only lookups` also measures trees older than the MCP server
+
+    from memory_curator.cli.machine import build_context
+    from memory_curator.commands.context import Seams
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import mcp_latency  # beside this script
+
     texts = [text for _, text in candidates]
     queries = [" ".join(text.split("---", 2)[-1].split()[:3]) for text in texts]
     ctx = build_context(root, str(state), Seams(env={}))
@@ -554,8 +580,10 @@ def main() -> int:
     parser.add_argument("--mcp-calls", type=int, default=200, help="calls of each MCP tool (0: none)")
     parser.add_argument(
         "--only",
-        choices=["sweep"],
-        help="measure only this (sweep: the sweeps, reusing --workdir's vault and index, built when missing)",
+        choices=["sweep", "lookups"],
+        help="measure only this: sweep, the sweeps, reusing --workdir's vault and index (built when missing); "
+        "lookups, the lookups and MCP latency beside the BM25 floors, on the workdir's index as it is "
+        "(refreshed; built when missing or of another schema) - minutes, not the whole run",
     )
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="mc-bench-"))
@@ -617,6 +645,8 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     cli = [str(script)] if script.exists() else [sys.executable, "-m", "memory_curator"]
     if args.only == "sweep":
         return sweeps_only(root, state, cli, candidates, repeat)
+    if args.only == "lookups":
+        return lookups_only(args, work, candidates)
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
     files = sorted(ix.walk(root))
@@ -687,6 +717,39 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }  # fmt: skip
     report["targets"] = targets(report)
     report["all_met"] = all(t["met"] for t in report["targets"])
+    return report
+
+
+def lookups_only(args: argparse.Namespace, work: Path, candidates: list[tuple[str, str]]) -> dict[str, Any]:
+    """`--only lookups`: the index kept (refreshed, or built when it cannot be trusted), the
+    BM25 floors from a bodies table kept in the workdir, the lookups, MCP latency, the sizes."""
+    root, state = work / "vault", work / "state"
+    state.mkdir(parents=True, exist_ok=True)
+    files = sorted(ix.walk(root))
+    floor_db = work / "bm25-floor.sqlite3"
+    if not floor_db.exists():
+        log("the bodies' FTS5 table for the BM25 floors (once)")
+        bodies_table(root, files, floor_db.with_suffix(".tmp"))
+        floor_db.with_suffix(".tmp").rename(floor_db)
+    report: dict[str, Any] = {"notes": len(files), "candidates": len(candidates), "only": "lookups"}
+    report["floors"] = bm25_floors(floor_db)
+    rules = load_for_vault(root)
+    started = time.perf_counter()
+    done = ix.Index(root, rules, state).refresh()
+    report["refresh_s"] = round(time.perf_counter() - started, 3)
+    report["rebuilt"] = bool(done.rebuilt)
+    report["index_bytes"] = index_bytes(state)
+    report["markdown_bytes"] = markdown_bytes(root, files)
+    log(f"index {report['index_bytes'] / 1e6:.1f} MB beside {report['markdown_bytes'] / 1e6:.1f} MB of markdown")
+    log("lookups")
+    report["lookup_ms"] = lookups(root, state, candidates)
+    floor = report["floors"]["bm25_or10_ms"]
+    report["ratios"] = {f"{name}_vs_bm25_or10": round(report["lookup_ms"][name]["p50"] / floor, 3) for name in (
+        "neighbours", "subjects", "gather_facts")}  # fmt: skip
+    if args.mcp_calls:
+        log(f"MCP latency, {args.mcp_calls} calls of each tool")
+        report["mcp"] = mcp_figures(root, state, candidates, args.mcp_calls)
+    report["targets"] = []
     return report
 
 
