@@ -11,9 +11,10 @@ keys written as ruamel writes them. This module builds the same mapping from PyY
 edit on it, and writes the changed keys itself, but only when the block is plain enough that
 the result is certain:
 
-- the top level is a block mapping of plain, one-line keys that read as text, the first one
-  on the first line; no comment, tab, lone carriage return, byte-order mark, unusual line
-  break, tag, anchor or alias anywhere; every scalar one line (plain or quoted);
+- the top level is a block mapping of plain, one-line keys that read as text, each first on
+  its line (no `? key`: ruamel may not write one back), the first one on the first line; no
+  comment, tab, lone carriage return, byte-order mark, unusual line break, tag, anchor or
+  alias anywhere; every scalar one line (plain or quoted);
 - a changed key that was already there was written the way ruamel writes it (so its segment
   holds nothing else, a blank line or odd indentation included);
 - every value written is a kept spelling, `true`/`false`, null, an integer, a UTC time, a text
@@ -186,6 +187,8 @@ def _plain_pairs(root: yaml.Node, lines: list[str]) -> list[tuple[yaml.ScalarNod
     pairs = []
     for key, value in root.value:
         if not isinstance(key, yaml.ScalarNode) or not _text_key(key) or not _KEY.match(key.value):
+            return None
+        if lines[key.start_mark.line][: key.start_mark.column].strip():  # `? key`: an explicit key
             return None
         if key.value.lower() in _KEY_WORDS or not _plain_value(value, lines):
             return None
