@@ -140,10 +140,9 @@ def judge_seams(at: dt.datetime) -> Seams:
     return wire_fake_api(model, {}, clock=FixedClock(at))
 
 
-def make_vault(root: Path, invoke, model: Path) -> Path:
-    """The fixtures, the curator's notes and the 20-item queue, all waiting at T0 + 3 min: the
-    queue swept at T0 (all flagged), then `held.md` dropped by a rule and put back by undo,
-    then `judge.md` swept with the judge, then one more sweep writes the whole note."""
+def queue_vault(root: Path, model: Path, extra: dict[str, str] | None = None) -> Path:
+    """The fixtures with semantic pairing on (`model`), the curator's notes and the queue but the
+    two that need a sweep of their own (`LATER`), plus `extra` inbox files; all settled."""
     shutil.copytree(FIXTURES, root)
     shutil.rmtree(root / "_inbox/test-step-4")
     rules = root / "_meta/inbox-rules.md"
@@ -154,12 +153,20 @@ def make_vault(root: Path, invoke, model: Path) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(body)
     (root / "_inbox/agent-a").mkdir(parents=True)
-    for name, (body, _, _) in QUEUE.items():
-        if name not in LATER:
-            (root / "_inbox/agent-a" / name).write_text(body)
+    inbox = {name: body for name, (body, _, _) in QUEUE.items() if name not in LATER} | (extra or {})
+    for name, body in inbox.items():
+        (root / "_inbox/agent-a" / name).write_text(body)
     for path in root.rglob("*"):
         if path.is_file():
             age(path)
+    return root
+
+
+def make_vault(root: Path, invoke, model: Path) -> Path:
+    """The fixtures, the curator's notes and the 20-item queue, all waiting at T0 + 3 min: the
+    queue swept at T0 (all flagged), then `held.md` dropped by a rule and put back by undo,
+    then `judge.md` swept with the judge, then one more sweep writes the whole note."""
+    queue_vault(root, model)
     out = sweep(invoke, root, T0)
     assert out["needs_review"] == len(QUEUE) - len(LATER) - 1, out
     codes = {a["inbox_path"].rsplit("/", 1)[1]: a["reason_code"] for g in out["agents"] for a in g["actions"]}

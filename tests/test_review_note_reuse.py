@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from test_review_note import (
-    CURATOR_FACTS,
-    EXACT_DUPLICATE_RULE,
-    LATER,
-    QUEUE,
     T0,
     fact,
     queue_model,  # noqa: F401  (a fixture)
+    queue_vault,
     state_of,
 )
 
@@ -28,7 +24,7 @@ from memory_curator.commands.desk import Desk
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.rules import Rules
 
-from conftest import FIXTURES, REVIEW_NOTE, age
+from conftest import REVIEW_NOTE
 
 COSTLY = ("neighbours", "subject_notes", "titled_alike", "semantic_neighbours")
 # written after the queue (names sort after it): patches the note two flagged items concern
@@ -72,23 +68,7 @@ class _Spy:
 def queued_vault(root: Path, model: Path) -> Path:
     """The review note tests' queue (`test_review_note.QUEUE`, but the two that need a sweep of
     their own), a note of the curator's that a later candidate patches, all settled."""
-    shutil.copytree(FIXTURES, root)
-    shutil.rmtree(root / "_inbox/test-step-4")
-    rules = root / "_meta/inbox-rules.md"
-    text = rules.read_text().replace(EXACT_DUPLICATE_RULE, "")
-    rules.write_text(text.replace("\nsettings:\n", f"\nsettings:\n  semantic: {{model: {str(model)!r}}}\n", 1))
-    for rel, body in CURATOR_FACTS.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(body)
-    (root / "_inbox/agent-a").mkdir(parents=True)
-    for name, (body, _, _) in QUEUE.items():
-        if name not in LATER:
-            (root / "_inbox/agent-a" / name).write_text(body)
-    (root / "_inbox/agent-a/zz-widget.md").write_text(LATE_PATCH)
-    for path in root.rglob("*"):
-        if path.is_file():
-            age(path)
-    return root
+    return queue_vault(root, model, {"zz-widget.md": LATE_PATCH})
 
 
 def test_the_note_after_a_sweep_is_byte_for_byte_the_note_written_from_scratch(
