@@ -230,6 +230,7 @@ SETTINGS = settings(max_examples=600, deadline=None, suppress_health_check=[Heal
 
 @SETTINGS
 @given(text=notes_text(), name=WORDS)
+@example(text="---\ntitle:\n\nuser_approved: []\ncurated_from:\n---\n", name="")  # a blank line after an empty value
 def test_promote_and_flag_splice_what_the_round_trip_writes(text: str, name: str) -> None:
     promote_and_flag(text.encode("utf-8"), (name.replace("/", "") or "c") + ".md")
 

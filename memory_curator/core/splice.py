@@ -135,6 +135,8 @@ class _Block:
             (str(key.value), node, "".join(lines[starts[i] : starts[i + 1]]), _commented(values[str(key.value)]))
             for i, (key, node) in enumerate(keys)
         ]
+        if any(_empty(node) and segment.count("\n") > 1 for _, node, segment, _ in pairs[:-1]):
+            return None  # ruamel keeps the lines after an empty value with the next key, not with its own
         return cls("", pairs, notes._guess_indent(source))
 
     def values(self) -> dict[str, Any]:
@@ -165,6 +167,10 @@ class _Block:
         if len(lines) < 2 or lines[-1].strip():
             return True
         return bool(after) and next(reversed(after)) == last and before[last] == after[last]
+
+
+def _empty(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.value == "" and node.style in _PLAIN_STYLES
 
 
 def _is_flow(node: yaml.Node) -> bool:
