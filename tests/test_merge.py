@@ -600,6 +600,20 @@ def test_a_claim_under_a_key_yaml_reads_as_a_boolean_null_or_number_is_merged_by
     assert [entry[key] for entry in fields["history"]] == [1], merged.text
 
 
+@pytest.mark.parametrize("key", ["'#c'", "'[x'", "'a: b'"])
+def test_a_field_yaml_cannot_read_as_a_key_is_added_beside_a_non_text_key(key: str) -> None:
+    """Seen (review): with a `1:` key in the note, each candidate field's text was read as YAML to
+    find the note's own key for it; a field written `'#c'` raised TypeError (an internal error),
+    `'[x'` and `'a: b'` a YAML error (the patch refused as "cannot be edited safely")."""
+    note = "---\ntype: fact\nentity: e\npredicate: p\nvalue: x\n1: one\n---\nA fact.\n"
+    incoming = (
+        f"---\ntype: fact\nentity: e\npredicate: p\nvalue: x\n{key}: new\nsource_url: https://a.io/x\n---\nMore.\n"
+    )
+    merged = merge(note, candidate(incoming), NOW)
+    assert merged.refused is None, merged.refused
+    assert parse(merged.text).frontmatter[key.strip("'")] == "new", merged.text
+
+
 @settings(max_examples=300)
 @given(st.text(alphabet=st.sampled_from("aAzZeé e\u0301ßǅﬁ\u212aÑñ .!\n-0"), max_size=60))
 def test_content_words_fold_ascii_and_accented_text_alike(text: str) -> None:

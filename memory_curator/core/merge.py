@@ -293,9 +293,8 @@ class _Edit:
         never a second `Status` beside `status`); identity and decision signals never are."""
         held = {str(k).casefold() for k in data}
         for key, value in self.cand.items():
-            if str(key).casefold() in held or _key_in(data, key) in data or key in MERGED_KEYS or key in SIGNAL_KEYS:
-                continue
-            if key in self.identity:
+            taken = str(key).casefold() in held or key in MERGED_KEYS or key in SIGNAL_KEYS or key in self.identity
+            if taken or _key_in(data, key) in data:  # the cheap checks first: `_key_in` may read YAML
                 continue
             if blank(value):
                 continue
@@ -458,5 +457,10 @@ def _key_in(data: CommentedMap, field: str) -> Any:
 
 @functools.cache
 def _resolved(field: str) -> Any:
-    """The key ruamel's round trip reads from this written text (`true` -> True)."""
-    return next(iter(YAML().load(f"{field}: 0")), field)
+    """The key ruamel's round trip reads from this written text (`true` -> True); a text YAML
+    does not read as one plain key (`#c`, `[x`, `a: b`) is its own key."""
+    try:
+        loaded = YAML().load(f"{field}: 0")
+    except YAMLError:
+        return field
+    return next(iter(loaded), field) if isinstance(loaded, dict) and len(loaded) == 1 else field
