@@ -36,6 +36,7 @@ from memory_curator.index.file_querier import FileQuerier
 from memory_curator.judge import cache as cache_mod
 from memory_curator.judge import client as judge_mod
 from memory_curator.judge import prompt as judge_prompt
+from memory_curator.judge.settings import resolve_settings
 from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.writer import FILES, Files
 
@@ -573,13 +574,13 @@ def test_bad_settings_are_one_line_errors(judged) -> None:
 def test_precedence_flag_env_rules_default() -> None:
     base = JudgeSettings(model="from-rules", chunk_size=7)
     env = {"MEMORY_CURATOR_JUDGE_MODEL": "from-env", "MEMORY_CURATOR_JUDGE_TIMEOUT_SECONDS": "12.5"}
-    resolved = judge_mod.resolve_settings(base, [("model", "from-flag")], env)
+    resolved = resolve_settings(base, [("model", "from-flag")], env)
     assert (resolved.model, resolved.timeout_seconds, resolved.chunk_size) == ("from-flag", 12.5, 7)
-    assert judge_mod.resolve_settings(base, [], env).model == "from-env"
-    assert judge_mod.resolve_settings(base, [], {}).model == "from-rules"
-    assert judge_mod.resolve_settings(JudgeSettings(), [], {}).model == MODEL
+    assert resolve_settings(base, [], env).model == "from-env"
+    assert resolve_settings(base, [], {}).model == "from-rules"
+    assert resolve_settings(JudgeSettings(), [], {}).model == MODEL
     with pytest.raises(CuratorError, match="MEMORY_CURATOR_JUDGE_ENABLED='perhaps': must be true or false"):
-        judge_mod.resolve_settings(base, [], {"MEMORY_CURATOR_JUDGE_ENABLED": "perhaps"})
+        resolve_settings(base, [], {"MEMORY_CURATOR_JUDGE_ENABLED": "perhaps"})
 
 
 def test_data_is_capped_and_cannot_close_its_tag(vault: Path) -> None:
@@ -713,13 +714,13 @@ def test_each_attempt_is_capped_by_the_time_left(judged) -> None:
 def test_the_deadline_setting(judged) -> None:
     assert JudgeSettings().deadline_seconds == 60
     env = {"MEMORY_CURATOR_JUDGE_DEADLINE_SECONDS": "12.5"}
-    assert judge_mod.resolve_settings(JudgeSettings(), [], env).deadline_seconds == 12.5
-    assert judge_mod.resolve_settings(JudgeSettings(), [("deadline_seconds", "3")], env).deadline_seconds == 3
+    assert resolve_settings(JudgeSettings(), [], env).deadline_seconds == 12.5
+    assert resolve_settings(JudgeSettings(), [("deadline_seconds", "3")], env).deadline_seconds == 3
     for bad in ("0", "-1", "nan", "NaN", "inf", "1e9", "soon"):
         with pytest.raises(CuratorError, match="deadline_seconds"):
-            judge_mod.resolve_settings(JudgeSettings(), [("deadline_seconds", bad)], {})
+            resolve_settings(JudgeSettings(), [("deadline_seconds", bad)], {})
     with pytest.raises(CuratorError, match="timeout_seconds"):
-        judge_mod.resolve_settings(JudgeSettings(), [("timeout_seconds", "nan")], {})
+        resolve_settings(JudgeSettings(), [("timeout_seconds", "nan")], {})
     text = (judged.vault / "_meta/inbox-rules.md").read_text()
     assert parse(text, "rules.md").settings.judge.deadline_seconds == 60
     with_deadline = text.replace("    deadline_seconds: 60 ", "    deadline_seconds: VALUE ")

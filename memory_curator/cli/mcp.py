@@ -285,12 +285,12 @@ def _sweep(ctx: Context, agent: str) -> dict[str, Any]:
 
 
 def _status(ctx: Context) -> dict[str, Any]:
-    from memory_curator.judge import client
+    from memory_curator.judge.settings import KEY_ENV, resolve_settings  # not the client: no SDK, no pydantic models
 
     status = status_mod.gather(ctx, for_agent=True)
     try:
-        settings = client.resolve_settings(ctx.rules.settings.judge, (), ctx.env)
-        judge = "on" if settings.enabled and ctx.env.get(client.KEY_ENV, "").strip() else "off"
+        settings = resolve_settings(ctx.rules.settings.judge, (), ctx.env)
+        judge = "on" if settings.enabled and ctx.env.get(KEY_ENV, "").strip() else "off"
     except CuratorError as exc:
         judge = f"off ({exc})"
     return dataclasses.replace(status, judge=judge).to_json()

@@ -41,11 +41,11 @@ def note_link(root: Path, rules: Rules | None) -> NoteLink | None:
 
 def conflict_copies(root: Path, note: str) -> list[str]:
     """The note's sync conflict copies beside it (`Inbox review (conflicted copy …).md`, `….sync-conflict-…`)."""
-    folder = safe_join(root, note).parent
+    folder, base = safe_join(root, note).parent, note.rpartition("/")[0]
     try:
-        names = sorted(p.name for p in folder.iterdir() if p.is_file() and not p.is_symlink())
+        entries = sorted(folder.iterdir())
     except OSError:
         return []
-    base = note.rpartition("/")[0]
-    rels = [f"{base}/{n}" if base else n for n in names]
-    return [r for r in rels if r != note and review_note.is_note_file(r, note)]
+    named = [(f"{base}/{p.name}" if base else p.name, p) for p in entries]
+    copies = [(r, p) for r, p in named if r != note and review_note.is_note_file(r, note)]  # names first: few match
+    return [r for r, p in copies if p.is_file() and not p.is_symlink()]

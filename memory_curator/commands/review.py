@@ -225,15 +225,15 @@ def resolve(
     return desk.promote(rel, surface)
 
 
-def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate, keyed_neighbours: bool = True) -> View:
+def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate, for_note: bool = False) -> View:
     """What the screen shows of one item: the verdict it would get now, its neighbours, what a
     patch into the note with its key would change, and that note's values beside its own.
-    `keyed_neighbours=False`: no neighbours asked when a note has the item's key (the review
-    note offers that note, or nothing, whatever they are)."""
+    `for_note`: what the review note reads of it, no more (no neighbours asked when a note has
+    the item's key: it offers that note or nothing; no patch diff: its offers merge themselves)."""
     facts = gather_facts(candidate, querier, desk.rules.settings)
     decision = decide(candidate, desk.rules, facts)
     try:
-        asked = keyed_neighbours or facts.existing is None
+        asked = not for_note or facts.existing is None
         neighbours = tuple(querier.neighbours(candidate, desk.rules.settings.neighbours)) if asked else ()
     except CuratorError:
         neighbours = ()
@@ -242,11 +242,15 @@ def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate, keyed_neig
     if existing is None:
         return View(decision, neighbours, None, None, default_target=fallback)
     person = not existing.curator_owned  # shown as the person would write it: their note stays theirs
-    merged = merge.merge(existing.text, candidate, desk.clock.now(), person=person)
-    diff = merge.note_diff(existing.path, existing.text, merged.text) if merged.changed else None
+    diff = None if for_note else _patch_diff(desk, existing, candidate, person)
     side = side_by_side(existing, candidate)
     default = _default_target(desk, existing, neighbours)
     return View(decision, neighbours, existing.path, diff, person, side, default)
+
+
+def _patch_diff(desk: Desk, existing: ExistingNote, candidate: cand.Candidate, person: bool) -> str | None:
+    merged = merge.merge(existing.text, candidate, desk.clock.now(), person=person)
+    return merge.note_diff(existing.path, existing.text, merged.text) if merged.changed else None
 
 
 def side_by_side(existing: ExistingNote, candidate: cand.Candidate) -> Side | None:

@@ -466,7 +466,7 @@ def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory
     base = rn.Item(found.rel, "", found.rel.rpartition("/")[2], code, CODES.get(code, code), found.uncertainty)
     if found.too_large:
         return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=found.too_large, problem=problem)
-    kept = cache.get(desk, ItemCache.key(desk, found.rel, _hash_at(desk, found.rel) or "", code))
+    kept = cache.get(desk, ItemCache.key(desk, found.rel, found.digest or "", code))  # as the scan read it
     if kept is not None:  # not even parsed again
         return _with(kept, uncertainty=found.uncertainty, problem=problem)
     try:
@@ -489,7 +489,7 @@ def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes,
         quoted = "(private content is not quoted here: the note is visible in search and synced)"
         return _with(base, quoted=quoted, offers=_closing(), elsewhere=why), True
     try:
-        view: View | None = evaluate(desk, querier.get(), candidate, keyed_neighbours=False)
+        view: View | None = evaluate(desk, querier.get(), candidate, for_note=True)
     except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
         view = None
     offers, concerns, target_digest, elsewhere = _offers(desk, candidate, view)

@@ -47,6 +47,7 @@ class InboxItem:
     uncertainty: str | None
     too_large: str | None = None  # `too large: 97.5 MiB > 1 MiB`: never read, never rewritten
     private: bool = False  # it carries a privacy tag: its name is never told to an agent
+    digest: str | None = None  # its bytes' hash as read (None: too large to read)
 
     @property
     def waiting_for_person(self) -> bool:
@@ -261,7 +262,8 @@ def scan_inbox(root: Path, state: Path, agent: str | None = None, settings: Sett
                 big = oversize(found.path, limit)
                 items.append(InboxItem(found.rel, name, mtime, False, False, big, too_large=big))
                 continue
-            on_hold = held.get(found.rel) == content_hash(raw)
+            digest = content_hash(raw)
+            on_hold = held.get(found.rel) == digest
             try:  # one file that cannot be read as a note is still counted; it never stops `status`
                 note = parse(raw)
                 why = uncertainty(note.text)
@@ -269,7 +271,7 @@ def scan_inbox(root: Path, state: Path, agent: str | None = None, settings: Sett
                 private = bool(privacy_tags(all_tags(note), settings.privacy_tags))
             except Exception:
                 flagged, why, private = False, None, False
-            items.append(InboxItem(found.rel, name, mtime, flagged, on_hold, why, private=private))
+            items.append(InboxItem(found.rel, name, mtime, flagged, on_hold, why, private=private, digest=digest))
     return sorted(items, key=lambda i: (i.mtime, i.rel))
 
 

@@ -47,15 +47,12 @@ from memory_curator.judge.prompt import (
     flat_line,
     map_answers,
 )
-from memory_curator.judge.settings import ENV_PREFIX as ENV_PREFIX
-from memory_curator.judge.settings import resolve_settings as resolve_settings
+from memory_curator.judge.settings import KEY_ENV
 from memory_curator.store.bell import Bell
 from memory_curator.store.writer import FILES, Files
 
 if TYPE_CHECKING:  # the SDK itself is imported only when a request is made
     from anthropic.types import OutputConfigParam, TextBlockParam
-
-KEY_ENV = "ANTHROPIC_API_KEY"
 
 
 def from_environment(

@@ -14,6 +14,7 @@ from memory_curator.core.errors import CuratorError
 from memory_curator.core.settings import JudgeSettings, judge_problem
 
 ENV_PREFIX = "MEMORY_CURATOR_JUDGE_"
+KEY_ENV = "ANTHROPIC_API_KEY"  # the judge is on only with a key in the environment
 
 
 def resolve_settings(base: JudgeSettings, flags: Iterable[tuple[str, str]], env: Mapping[str, str]) -> JudgeSettings:

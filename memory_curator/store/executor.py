@@ -55,10 +55,7 @@ class Executor:
         made: list[str] = []
         try:
             for step in plan.steps:
-                made += self._folders_for(step)
-                landed = self.apply(step)
-                if landed is not None:
-                    placed[step.path] = landed
+                self._step(step, placed, made)
         except BaseException as exc:
             self._end(plan, ok=False, error=str(exc), made=made)
             raise
@@ -94,15 +91,19 @@ class Executor:
                 for step in steps if number not in run.failed else ():
                     if step.op == "keep":
                         self._keep(step)
-                        continue
-                    run.made[number] += self._folders_for(step, group)
-                    landed = self.apply(step, group)
-                    if landed is not None:
-                        run.placed[number][step.path] = landed
+                    else:
+                        self._step(step, run.placed[number], run.made[number], group)
             except Exception as exc:
                 run.failed[number] = exc
         for number, error in self.files.commit(group).items():
             run.failed.setdefault(number, error)
+
+    def _step(self, step: Step, placed: dict[str, str], made: list[str], group: Group | None = None) -> None:
+        """One step of a plan, noting the folders it made and where a `create_unique` landed."""
+        made += self._folders_for(step, group)
+        landed = self.apply(step, group)
+        if landed is not None:
+            placed[step.path] = landed
 
     def _keep(self, step: Step) -> None:
         """A kept copy into the store's own file, not fsynced: a convenience (`_pack` made the
@@ -113,16 +114,14 @@ class Executor:
         """The batch's kept copies in one pack, durable (its file and folder fsynced) before any
         write that needs them: a note is never rewritten before the copy `undo` puts back is on
         disk. A pack that cannot be made durable fails every plan that keeps a copy, unwritten."""
-        kept = {content_hash(s.data): s.data for p in run.plans for s in p.steps if s.op == "keep" and s.data}
+        kept = {content_hash(data): data for plan in run.plans for data in plan.kept()}
         if not kept:
             return
         group = Group()
         group.owner = _PACK
         name = f"{run.plans[0].run}-{run.plans[0].seq}.pack"
         try:
-            folder = self.state / stores.PACKS
-            self.files.make_folders(folder, group)
-            self.files.create_unique(folder / name, stores.pack(kept), group)
+            self.files.create_unique(self.state / stores.PACKS / name, stores.pack(kept), group)
             error: OSError | None = next(iter(self.files.commit(group).values()), None)
         except OSError as exc:
             error = exc
@@ -209,7 +208,7 @@ class _Batch:
 
     def keepers(self) -> list[int]:
         """The plans that keep a copy (their fate is the pack's)."""
-        return [n for n, plan in enumerate(self.plans) if any(step.op == "keep" for step in plan.steps)]
+        return [n for n, plan in enumerate(self.plans) if plan.kept()]
 
 
 def _writes_end(plan: Plan) -> int:
