@@ -82,7 +82,7 @@ class KeptQuerier:
         now = ctx.clock.monotonic()
         key = (ctx.root, ctx.state, rules)
         if self._kept is not None and self._kept.refreshed is not None:
-            self._kept.refreshed.forget_walk()  # a sweep read it already, if it was a sweep's
+            self._kept.refreshed.take_walk()  # let go: a sweep took it already, if it was a sweep's
         if self._kept is None or self._for != key:
             self.close()
             querier = IndexQuerier(ctx.root, rules, ctx.state, **_querier_seams(ctx))  # refreshed when first asked

@@ -76,7 +76,6 @@ class Sweep:
     planning: Planning
     executor: Executor
     querier: Staging
-    walked: Refresh | None = None  # the index's last walk before this sweep (a kept querier's): not this run's
     reviewed: dict[str, str] = field(default_factory=dict)
     sightings: dict[str, stores.Sighting] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
@@ -152,8 +151,7 @@ def _begin(ctx: Context, rules: Rules, options: Options, judge_settings: JudgeSe
     querier = staging(ctx.querier(ctx, rules))
     planning = Planning(ctx.root, rules, now, run_id, ctx.files, overlay=querier if options.dry_run else None)
     reviewed, sightings = stores.load_ledger(ctx.state), stores.load_sightings(ctx.state)
-    walked = _last_walk(querier)
-    return Sweep(ctx, options, judge_settings, planning, executor, querier, walked, reviewed, sightings)
+    return Sweep(ctx, options, judge_settings, planning, executor, querier, reviewed, sightings)
 
 
 def _last_walk(querier: Staging) -> Refresh | None:
@@ -167,13 +165,13 @@ def _reuse(sweep: Sweep) -> review_note.Reuse:
     """What the review note written after this sweep takes from it (docs/review.md): its querier,
     which holds every note the sweep wrote over the index it refreshed (no second index, no second
     refresh), and the notes as that refresh's walk found them with the sweep's own (`Overlay.staged`)
-    stat'ed again. Without a walk this run (a kept querier not asked), the note walks."""
+    stat'ed again. Without a walk this run (a kept querier not asked: its last walk was let go
+    when it was handed out), the note walks."""
     walked = _last_walk(sweep.querier)
     staged = getattr(sweep.querier, "staged", None)
-    if walked is None or walked is sweep.walked or not isinstance(staged, dict):
+    seen = walked.take_walk() if walked is not None else {}
+    if not seen or not isinstance(staged, dict):
         return review_note.Reuse(sweep.querier, run=sweep.run_id)
-    seen = dict(walked.seen)
-    walked.forget_walk()
     for rel in staged:
         try:
             stat = (sweep.root / rel).stat()

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 PATH_MATCHES = 25  # notes found by the words of their paths: more is no answer
 SPELT = 100  # indexed words beginning with a stem, read to find those with the stem
+UNSTORED = "semantic vectors cannot be stored in the index ({}); pairing lexically only"
 
 
 class IndexQuerier(Questions):
@@ -70,9 +71,9 @@ class IndexQuerier(Questions):
         if self._index is None:
             try:
                 index = Index(self.root, self.rules, self.state, self.clock, self.files, self.progress)
-                self.refreshed = index.refresh()
             except (sqlite3.Error, OSError) as exc:
                 raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
+            self._refresh(index)
             self._index = index
             self._pair(index)
         elif self._stale:
@@ -94,7 +95,14 @@ class IndexQuerier(Questions):
         except semantic.SemanticUnavailable as exc:
             self.semantic_problem = f"{exc}; pairing lexically only"
         except sqlite3.Error as exc:
-            self.semantic_problem = f"semantic vectors cannot be stored in the index ({exc}); pairing lexically only"
+            self.semantic_problem = UNSTORED.format(exc)
+
+    def _refresh(self, index: Index) -> Refresh:
+        try:
+            self.refreshed = index.refresh()
+        except (sqlite3.Error, OSError) as exc:
+            raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
+        return self.refreshed
 
     def expire(self) -> None:
         """For a querier kept for a process's life (`mcp`, `watch`): refresh the index on the
@@ -104,11 +112,7 @@ class IndexQuerier(Questions):
     def _renew(self, index: Index) -> None:
         """The index refreshed (a stat walk when nothing changed) and, when notes changed, what
         was cached of them forgotten and the semantic vectors brought in step."""
-        try:
-            done = index.refresh()
-        except (sqlite3.Error, OSError) as exc:
-            raise IndexUnavailable(f"{self.state / FILE_NAME}: cannot build the index: {exc}") from None
-        self.refreshed = done
+        done = self._refresh(index)
         if done.rebuilt or done.added or done.changed or done.removed:
             self._df, self._total, self._avg, self._spelt_as, self._pathed = {}, None, None, {}, {}
             self.generation += 1
@@ -121,13 +125,11 @@ class IndexQuerier(Questions):
         if self.pairing is None:
             return
         try:
-            model = self.pairing.model
             with index.writing():
-                semantic.sync(index.conn, model, self.progress)
-                self.pairing = semantic.Pairing(model, semantic.load_vectors(index.conn, model))
+                self.pairing = semantic.paired(index.conn, self.pairing.model, self.progress)
         except sqlite3.Error as exc:
             self.pairing = None
-            self.semantic_problem = f"semantic vectors cannot be stored in the index ({exc}); pairing lexically only"
+            self.semantic_problem = UNSTORED.format(exc)
 
     def close(self) -> None:
         if self._index is not None:

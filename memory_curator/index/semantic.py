@@ -435,7 +435,11 @@ def open_pairing(conn: sqlite3.Connection, path: Path, progress: Progress | None
     """Load the model at `path`, bring the vectors in step with the index (`sync`: a no-op when
     nothing changed) and load them. Raises `SemanticUnavailable` (one line) when the extra or
     the model is missing: the caller says it once and pairs lexically."""
-    model = load(path)
+    return paired(conn, load(path), progress)
+
+
+def paired(conn: sqlite3.Connection, model: Model, progress: Progress | None = None) -> Pairing:
+    """The vectors brought in step with the index for a model already loaded, and loaded."""
     sync(conn, model, progress)
     return Pairing(model, load_vectors(conn, model))
 

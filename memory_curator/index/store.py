@@ -114,10 +114,13 @@ class Refresh:
     seconds: float
     seen: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)  # the walk's notes
 
-    def forget_walk(self) -> None:
-        """Let the walk's notes go (about 26 MB at 100,000 notes): read once by the sweep that
-        refreshed (`commands.sweep`), never by a long-lived process between its refreshes."""
-        self.seen.clear()
+    def take_walk(self) -> dict[str, tuple[int, int]]:
+        """The walk's notes, handed over and let go here (about 26 MB at 100,000 notes): taken
+        once by the sweep that refreshed (`commands.sweep`), or dropped by a long-lived process
+        between its refreshes; empty once taken."""
+        seen = dict(self.seen)
+        self.seen.clear()  # a frozen record: its dict emptied in place
+        return seen
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("rebuilt", "added", "changed", "removed", "notes", "seconds")}
