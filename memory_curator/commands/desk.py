@@ -382,22 +382,23 @@ class Desk:
     def preview(self, rel: str, target: str, settle: merge.Settle | None = None) -> Preview:
         """What a patch into `target` would change (a person's note or the curator's), as the
         plan would write it; refused like `patch` would be. Nothing is written."""
-        return self.previews(rel, target, (settle,))[0]
+        candidate, note = self._patching(rel, target)
+        merged = _merged(note, candidate, self.ctx.clock.now(), settle)
+        assert note.text is not None
+        diff = merge.note_diff(note.path, note.text, merged.text)
+        return Preview(note.path, diff, content_hash(note.raw), not note.owned, settle)
 
-    def previews(
+    def patchable(
         self, rel: str, target: str, settles: tuple[merge.Settle | None, ...], read: cand.Candidate | None = None
-    ) -> list[Preview]:
-        """`preview` of each way of settling, the item (unless `read` already: `Desk.read`'s) and
-        the note read once; refused as the first refused one would be."""
+    ) -> str:
+        """Refused as `patch` would refuse the first way of settling it refuses, without a diff
+        (the review note offers, it shows none); the note's hash, as it was read. The item is
+        `read` when given (`Desk.read`'s), the note read once."""
         candidate, note = self._patching(rel, target, read)
         now = self.ctx.clock.now()
-        out = []
         for settle in settles:
-            merged = _merged(note, candidate, now, settle)
-            assert note.text is not None
-            diff = merge.note_diff(note.path, note.text, merged.text)
-            out.append(Preview(note.path, diff, content_hash(note.raw), not note.owned, settle))
-        return out
+            _merged(note, candidate, now, settle)
+        return content_hash(note.raw)
 
     def _patching(self, rel: str, target: str, read: cand.Candidate | None = None) -> tuple[cand.Candidate, Target]:
         """The item and the durable note it would be patched into, read once."""

@@ -544,8 +544,7 @@ def _offers(
     verbs = ("new", "old", "both") if differs else ("patch",)
     settles: tuple[Any, ...] = tuple(None if verb == "patch" else verb for verb in verbs)
     try:
-        digest = content_hash(safe_join(desk.root, note).read_bytes())
-        desk.previews(candidate.inbox_path, note, settles, candidate)  # the item as `_item` read it
+        digest = desk.patchable(candidate.inbox_path, note, settles, candidate)  # the item as `_item` read it
     except (CuratorError, OSError):
         return tuple(offers), note, None, None
     return (*offers, *(rn.Offer(v, note) for v in verbs)), note, digest, None
