@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_curator.cli.machine import build_context
@@ -31,6 +31,7 @@ from memory_curator.index import rows as indexing
 from memory_curator.index import store as ix
 from memory_curator.index.overlay import Overlay
 from memory_curator.index.progress import PROGRESS_NOTES, Progress
+from memory_curator.index.questions import key_first
 from memory_curator.store.rules_file import load_for_vault
 
 from conftest import NOW, age, run_installed
@@ -472,6 +473,87 @@ def test_restaging_a_patched_note_keeps_word_counts_sane(tmp_path: Path, write_c
     assert querier.similar("quorvax zephyrine", LONG_BODY, 5) == []
     querier.stage("facts/zephyrine/other.md", fact("zephyrine", "other", body=LONG_BODY))
     assert [n.path for n in querier.similar("quorvax zephyrine", LONG_BODY, 5)] == ["facts/zephyrine/other.md"]
+
+
+def _scanned(querier: Overlay, field: str, value: str) -> list[str]:
+    """What the overlay's own matches were before it kept them by field: a scan of every staged
+    note, in the order they were first staged."""
+    notes_ = [(p, s.row) for p, s in querier.staged.items() if s is not None]
+    if field == "name":
+        return [p for p, row in notes_ if value in row.names]
+    return [p for p, row in notes_ if getattr(row, field) == value]
+
+
+_BASES: dict[Path, iq.IndexQuerier] = {}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.booleans()), min_size=1, max_size=25))
+def test_the_overlay_finds_staged_notes_by_field_as_a_scan_of_them_does(
+    steps: list[tuple[int, int, bool]], vault: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Staged, restaged and removed in any order, the notes an overlay finds by key, name, day,
+    hashes and file name are those a scan of its staged notes finds, in the same order: the
+    fields it keeps for the sweep's later candidates stay true to what is staged."""
+    if vault not in _BASES:  # the vault is only read: one index for every example
+        _BASES[vault] = querier_for(vault, state_of(tmp_path_factory.mktemp("overlay")))
+    querier = Overlay(_BASES[vault])
+    paths = [f"facts/ent{i % 3}/data-handling.md" if i < 3 else f"events/2026-01-0{i}-meeting.md" for i in range(6)]
+    for where, variant, remove in steps:
+        body = f"{LONG_BODY} Variant {variant}."
+        text = (
+            fact(f"ent{variant}", body=body)
+            if where < 3
+            else f"---\ntitle: Meeting {variant}\ndate: 2026-01-0{variant + 1}\n---\n{body}\n"
+        )
+        querier.stage(paths[where], None if remove else text)
+        for name_, value in [
+            (f, getattr(s.row, f))
+            for s in querier.staged.values()
+            if s
+            for f in ("key", "day", "text_hash", "body_hash", "stem")
+            if getattr(s.row, f)
+        ]:
+            assert [p for p, _ in querier._matching(name_, value)] == _scanned(querier, name_, value), (name_, value)
+        for name in {n for s in querier.staged.values() if s for n in s.row.names}:
+            assert [p for p, _ in querier._matching("name", name)] == _scanned(querier, "name", name)
+        for rel in paths:  # as the overlay answered by its scan
+            scanned = [p for p, s in querier.staged.items() if s is not None and (p == rel or s.row.key == rel)]
+            scanned += [p for p in querier.base.paths_for_key(rel) if p not in querier.staged]
+            assert querier.paths_for_key(rel) == key_first(scanned, rel)
+
+
+def test_the_overlay_asks_the_index_for_as_many_more_notes_as_hidden_ones_could_rank(tmp_path: Path) -> None:
+    """A sweep hides every note it patched. The index's best notes for some words are asked
+    for with as many more as hidden notes hold one of those words, not as many more as are
+    hidden (the longer list cost a sort and a join per question), and the visible best are
+    the same either way; fewer than asked for, it asks again with every hidden note."""
+    root = tmp_path / "many"
+    for i in range(30):
+        words = "zephyrine quorvax" if i % 3 == 0 else "meridian"
+        write(root, f"facts/ent{i:02}/data-handling.md", fact(f"ent{i:02}", body=f"{words} {'filler ' * i}note {i}."))
+    querier = Overlay(querier_for(root, state_of(tmp_path)))
+    asked: list[int] = []
+    real = querier.base.ranked
+
+    def spied(words: tuple[str, ...], df: dict[str, int], total: int, count: int) -> list[Any]:
+        asked.append(count)
+        return real(words, df, total, count)
+
+    querier.base.ranked = spied  # type: ignore[method-assign]
+    for i in range(1, 30, 3):  # ten patched notes that hold "meridian", none "zephyrine"
+        querier.stage(f"facts/ent{i:02}/data-handling.md", fact(f"ent{i:02}", body=f"patched {i}."))
+    querier.stage("facts/ent00/data-handling.md", fact("ent00", body="patched 0."))  # one that held it
+    words, total = ("zephyrine",), querier.count()
+    df = querier.frequencies(list(words))
+    best = sorted(querier.ranked(words, df, total, 3), key=lambda item: (-item[0], item[1]))[:3]
+    assert asked == [3 + 1]  # the one hidden note that held the word, not the eleven hidden
+    everything = [f for f in real(words, df, total, 3 + 11) if querier._visible(f[1])]
+    assert best == sorted(everything, key=lambda item: (-item[0], item[1]))[:3]
+    assert "facts/ent00/data-handling.md" not in {path for _, path, _ in best}
+    asked.clear()
+    few = querier.ranked(("quorvax",), querier.frequencies(["quorvax"]), total, 20)  # 9 visible hold it
+    assert asked == [21, 20 + 11] and len(few) == 9
 
 
 def test_a_sweep_stages_its_notes_in_the_overlay_the_context_gives(vault: Path, tmp_path: Path) -> None:

@@ -45,9 +45,12 @@ class Overlay(Questions):
         self._staged_df: Counter[str] = Counter()  # what the staged notes add to (or take from) the index's df
         self._new_paths: set[str] = set()  # staged notes the index does not hold
         self._hidden_ids: set[int] = set()  # indexed notes the overlay replaced or removed
+        self._hidden_holders: dict[str, set[str]] = {}  # word -> hidden indexed notes holding it (`ranked`)
         self._holders: dict[str, set[str]] = {}  # word -> staged notes holding it
         self._heads: dict[str, set[str]] = {}  # a staged word's first letters -> the staged words (`spellings`)
+        self._staged_spellings: dict[tuple[str, str], list[str]] = {}  # (stem, language) -> staged words with it
         self._vectors: dict[str, Matrix] = {}  # staged path -> its vector, embedded when first asked
+        self._by: dict[tuple[str, str], set[str]] = {}  # (field, its value) -> staged notes (`_matching`)
 
     def stage(self, rel: str, text: str | None) -> None:
         """Make a note this sweep wrote (or removed: None) visible to later candidates."""
@@ -60,6 +63,8 @@ class Overlay(Questions):
             self._staged_df.subtract(previous.counts.keys())
             for word in previous.counts:
                 self._holders[word].discard(rel)
+            for field in _fields(previous.row):
+                self._by[field].discard(rel)
         if text is None:
             self.staged[rel] = None
             return
@@ -69,7 +74,10 @@ class Overlay(Questions):
         for word in counts:
             if word not in self._holders:
                 self._heads.setdefault(word[:HEAD], set()).add(word)
+                self._staged_spellings.clear()  # a word no staged note held: a stem may have a new spelling
             self._holders.setdefault(word, set()).add(rel)
+        for field in _fields(row):
+            self._by.setdefault(field, set()).add(rel)
         self.staged[rel] = _Staged(text, row, counts)
 
     def _hide_indexed(self, rel: str) -> bool:
@@ -77,9 +85,12 @@ class Overlay(Questions):
         found = self.base.indexed(rel)
         if found is None:
             return False
-        ident, words = found
+        ident, text = found
         self._hidden_ids.add(ident)
-        self._staged_df.subtract(set(tokens(words)))
+        held = set(tokens(text))
+        self._staged_df.subtract(held)
+        for word in held:
+            self._hidden_holders.setdefault(word, set()).add(rel)
         return True
 
     def _visible(self, path: str) -> bool:
@@ -89,31 +100,42 @@ class Overlay(Questions):
     def _notes(self) -> Iterator[tuple[str, _Staged]]:
         return ((p, s) for p, s in self.staged.items() if s is not None)
 
+    def _matching(self, field: str, value: str | None) -> list[tuple[str, _Staged]]:
+        """The staged notes whose `field` is `value` (`_fields`), in the order they were first
+        staged, as a scan of `staged` finds them: without the scan, a question costs the same
+        for the last candidate of a sweep as for the first."""
+        paths = self._by.get((field, value), ()) if value else ()
+        found = [(p, self.staged[p]) for p in paths]
+        order = {p: i for i, p in enumerate(self.staged)} if len(found) > 1 else {}
+        return sorted(((p, s) for p, s in found if s is not None), key=lambda item: order.get(item[0], 0))
+
     def notices(self) -> list[str]:
         return self.base.notices()
 
     # --- exact answers ---------------------------------------------------------------------
 
     def paths_for_key(self, rel: str) -> list[str]:
-        found = [p for p, s in self._notes() if p == rel or s.row.key == rel]
+        found = [p for p, _ in self._matching("key", rel)]
+        if self.staged.get(rel) is not None:
+            found.append(rel)
         return key_first(found + [p for p in self.base.paths_for_key(rel) if self._visible(p)], rel)
 
     def named(self, name: str) -> list[str]:
-        found = [p for p, s in self._notes() if name in s.row.names]
+        found = [p for p, _ in self._matching("name", name)]
         return list(dict.fromkeys(found + [p for p in self.base.named(name) if self._visible(p)]))
 
     def events_on(self, day: str) -> list[str]:
-        found = [p for p, s in self._notes() if s.row.day == day]
+        found = [p for p, _ in self._matching("day", day)]
         return list(dict.fromkeys(found + [p for p in self.base.events_on(day) if self._visible(p)]))
 
     def copies(self, candidate: Candidate, digest: str | None, bare: str | None) -> list[str]:
-        found = [p for p, s in self._notes() if digest and s.row.text_hash == digest]
-        found += [p for p, s in self._notes() if bare and s.row.body_hash == bare and not _other(candidate, s.row)]
+        found = [p for p, _ in self._matching("text_hash", digest)]
+        found += [p for p, s in self._matching("body_hash", bare) if not _other(candidate, s.row)]
         return found + [p for p in self.base.copies(candidate, digest, bare) if self._visible(p)]
 
     def with_stem(self, stem: str) -> list[tuple[str, str | None]]:
         found = [(p, surface) for p, surface in self.base.with_stem(stem) if self._visible(p)]
-        return found + [(p, s.row.surface) for p, s in self._notes() if s.row.stem == stem]
+        return found + [(p, s.row.surface) for p, s in self._matching("stem", stem)]
 
     def paths_naming(self, wanted: tuple[str, ...], language: str, every: bool = True) -> list[str]:
         return [p for p in self.base.paths_naming(wanted, language, every) if self._visible(p)]
@@ -131,12 +153,22 @@ class Overlay(Questions):
     def spellings(self, stem_: str, language: str) -> dict[str, int]:
         """The index's spellings and the staged notes' words with this stem, counted as
         `frequencies` counts them."""
-        starts = prefixes(stem_)
-        heads = [h for h in self._heads if h.startswith(starts)] if min(map(len, starts)) < HEAD else starts
-        near = set().union(*(self._heads.get(head[:HEAD], ()) for head in heads))
-        staged = [w for w in near if w.startswith(starts) and stem(w, language) == stem_]
-        found = self.frequencies(list(dict.fromkeys([*self.base.spellings(stem_, language), *staged])))
+        found = self.frequencies(
+            list(dict.fromkeys([*self.base.spellings(stem_, language), *self._spelt_as(stem_, language)]))
+        )
         return {w: df for w, df in found.items() if df > 0}
+
+    def _spelt_as(self, stem_: str, language: str) -> list[str]:
+        """The staged words with this stem, found again only once a staged note brings a word
+        no staged note held (`stage`)."""
+        if (stem_, language) not in self._staged_spellings:
+            starts = prefixes(stem_)
+            heads = [h for h in self._heads if h.startswith(starts)] if min(map(len, starts)) < HEAD else starts
+            near = set().union(*(self._heads.get(head[:HEAD], ()) for head in heads))
+            self._staged_spellings[stem_, language] = [
+                w for w in near if w.startswith(starts) and stem(w, language) == stem_
+            ]
+        return self._staged_spellings[stem_, language]
 
     def count(self) -> int:
         """The index's notes, plus new ones staged, less indexed ones removed."""
@@ -147,15 +179,27 @@ class Overlay(Questions):
         return self.base.avg_words()
 
     def ranked(self, words: tuple[str, ...], df: dict[str, int], total: int, count: int) -> list[Ranked]:
-        """The index's best notes (as many more as it has notes the overlay hides), less those,
-        plus the staged notes holding a word, scored by the same BM25."""
-        hidden = len(self.staged) - len(self._new_paths)
-        best = [found for found in self.base.ranked(words, df, total, count + hidden) if self._visible(found[1])]
+        """The index's best notes less those the overlay hides (`_visible_ranked`), plus the
+        staged notes holding a word, scored by the same BM25."""
+        best = self._visible_ranked(words, df, total, count)
         holders = set().union(*(self._holders.get(w, ()) for w in words)) if self.staged else set()
         for path in holders:
             staged = self.staged[path]
             assert staged is not None
             best.append((bm25(words, staged.counts, staged.row.words, self.avg_words(), df, total), path, -1))
+        return best
+
+    def _visible_ranked(self, words: tuple[str, ...], df: dict[str, int], total: int, count: int) -> list[Ranked]:
+        """The index's best notes for these words that the overlay has not replaced or removed.
+        Asked for as many more as hidden notes hold one of the words (those alone can rank),
+        not as many more as it hides: a sweep hides every note it patched, and the longer list
+        cost a sort and a join per question. Asked again as before when fewer than `count` came
+        (a word FTS5 matches beyond the overlay's own tokens, or a short list)."""
+        holding = set().union(*(self._hidden_holders.get(w, ()) for w in words)) if self._hidden_holders else set()
+        best = [found for found in self.base.ranked(words, df, total, count + len(holding)) if self._visible(found[1])]
+        hidden = len(self.staged) - len(self._new_paths)
+        if len(best) < count and len(holding) < hidden:
+            best = [found for found in self.base.ranked(words, df, total, count + hidden) if self._visible(found[1])]
         return best
 
     def found(self, ranked: list[tuple[str, int]]) -> list[Found]:
@@ -191,6 +235,13 @@ class Overlay(Questions):
         if staged is None:
             return self.base.neighbour(path, score)
         return near(path, staged.row.title, score, staged.text, staged.row.key, staged.row.value)
+
+
+def _fields(row: Row) -> list[tuple[str, str]]:
+    """What `_matching` finds a staged note by: its key, names, day, hashes and file name."""
+    fields = [("key", row.key), ("day", row.day), ("text_hash", row.text_hash), ("body_hash", row.body_hash)]
+    fields += [("stem", row.stem), *(("name", name) for name in row.names)]
+    return [(field, value) for field, value in fields if value]
 
 
 def _other(candidate: Candidate, row: Row) -> bool:
