@@ -39,7 +39,7 @@ from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.reasons import CODES
 from memory_curator.core.text import iso, one_line
 from memory_curator.index.store import notes as indexed_notes
-from memory_curator.store import recovery, writer
+from memory_curator.store import journal_digest, recovery, writer
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import safe_join
 from memory_curator.store.state import sweep_lock
@@ -295,8 +295,9 @@ def _write(
     with sweep_lock(
         ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=desk.wait
     ):  # no recovery: the note's own write
-        records = list(Journal(ctx.state / "journal.jsonl").records())  # read once, for the flags and the head
-        if reuse is not None and reuse.run != _last_run(records):  # another run between the sweep and the note
+        digest = journal_digest.read(Journal(ctx.state / "journal.jsonl"), ctx.state, ctx.clock.now(), ctx.files)
+        records = digest.records()  # what the flags and the head read: the journal's tail folded in
+        if reuse is not None and reuse.run != digest.last_run:  # another run between the sweep and the note
             reuse = None
         items = gather(desk, memory, reuse, records)
         head = rn.head_section(head_of(ctx, items, records))
@@ -322,13 +323,6 @@ def _write(
             ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
             return False
         return True
-
-
-def _last_run(records: list[dict[str, Any]]) -> str | None:
-    for record in reversed(records):
-        if isinstance(record.get("run"), str):
-            return str(record["run"])
-    return None
 
 
 def gather(

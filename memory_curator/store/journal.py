@@ -51,18 +51,28 @@ class Journal:
 
     def entries(self, start: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
         """(byte offset, record) from `start`; a torn line (a crash mid-append) is skipped."""
+        for here, raw in self._raw(start):
+            record = _record(raw)
+            if record is not None:
+                yield here, record
+
+    def lines(self, start: int = 0) -> Iterator[tuple[int, int, dict[str, Any] | None]]:
+        """(byte offset, offset after it, record) of each whole line from `start`; the record is
+        None for a torn line. A last line without its newline (an append under way, or cut by a
+        crash and not yet followed by another append) is not given: it is read once it is whole."""
+        for here, raw in self._raw(start):
+            if not raw.endswith(b"\n"):
+                return
+            yield here, here + len(raw), _record(raw)
+
+    def _raw(self, start: int) -> Iterator[tuple[int, bytes]]:
         try:
             with open(self.path, "rb") as handle:
                 handle.seek(start)
                 offset = start
                 for raw in handle:
-                    here, offset = offset, offset + len(raw)
-                    try:
-                        record = json.loads(raw)
-                    except ValueError:
-                        continue
-                    if isinstance(record, dict):
-                        yield here, record
+                    yield offset, raw
+                    offset += len(raw)
         except FileNotFoundError:
             return
 
@@ -98,6 +108,14 @@ def json_bytes(line: str) -> bytes:
     writes each as the JSON escape `\\udcff` that `json.loads` turns back into the same
     name, so recovery and `undo` find the file again."""
     return line.encode("utf-8", "backslashreplace")
+
+
+def _record(raw: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(raw)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _torn(fd: int) -> bool:

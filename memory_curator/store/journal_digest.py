@@ -1,0 +1,130 @@
+"""What the review note reads of the journal, folded as the journal grows and kept in the state
+directory (`journal-digest.json`), so that a run reads only the records appended since the last.
+
+The journal only grows (one record per action, kept for `log` and `undo`); read whole on every
+run, a year of a busy vault's records (120,000, 76 MB) made an empty-inbox run 1.45 s instead
+of 0.32 s. The note needs few of them: the last run's id, each inbox path's latest flag, the last
+sweeps' totals, and the week's drops with what restored or undid them. The digest keeps those
+records themselves, in journal order, so the note reads them exactly as it read the whole journal.
+
+A digest that cannot be read, or was folded from another journal (its first line differs, or the
+journal is shorter than what was folded), is folded again from the start. A last line without its
+newline (an append under way, or cut by a crash) is read at the next run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory_curator.core.text import parse_time
+from memory_curator.store.journal import Journal
+from memory_curator.store.writer import FILES, Files
+
+DIGEST = "journal-digest.json"
+VERSION = 1
+RUNS_KEPT = 10  # sweeps' `run` records kept (the note shows the last 3)
+WINDOW = dt.timedelta(days=8)  # the note shows a week's drops; a day more for a clock set back
+WINDOWED = ("drop", "restore", "undo")  # the verdicts whose begin and end records the drops need
+Kept = tuple[int, dict[str, Any]]  # a record and its byte offset in the journal
+
+
+@dataclass
+class Digest:
+    """The records the review note reads, by what they serve; `records()` gives them in journal
+    order. `offset`: the journal's bytes folded; `head`: the hash of its first line."""
+
+    offset: int = 0
+    head: str = ""
+    last_run: str | None = None
+    flags: dict[str, Kept] = field(default_factory=dict)  # inbox path -> its latest needs_review begin
+    runs: list[Kept] = field(default_factory=list)  # the last sweeps that did something
+    window: dict[str, Kept] = field(default_factory=dict)  # "begin|end run seq" -> drops, restores, undos
+
+    def fold(self, offset: int, record: dict[str, Any]) -> None:
+        """Take one record in (records come in journal order)."""
+        if isinstance(record.get("run"), str):
+            self.last_run = record["run"]
+        event = record.get("event")
+        if event == "begin" and record.get("verdict") == "needs_review" and isinstance(record.get("inbox"), str):
+            self.flags[record["inbox"]] = (offset, record)
+        elif event == "run" and (record.get("processed") or record.get("errors")):
+            self.runs = [*self.runs, (offset, record)][-RUNS_KEPT:]
+        key = f"{record.get('run')} {record.get('seq')}"
+        if event == "begin" and record.get("verdict") in WINDOWED:
+            self.window[f"begin {key}"] = (offset, record)
+        elif event == "end" and f"begin {key}" in self.window:
+            self.window[f"end {key}"] = (offset, record)
+
+    def prune(self, now: dt.datetime) -> None:
+        """Forget the drops, restores and undos begun before the window (and their ends)."""
+        old = {
+            key.split(" ", 1)[1] for key, (_, r) in self.window.items() if key.startswith("begin ") and _before(r, now)
+        }
+        self.window = {k: v for k, v in self.window.items() if k.split(" ", 1)[1] not in old}
+
+    def records(self) -> list[dict[str, Any]]:
+        """The records kept, each once, in journal order."""
+        kept = {offset: record for offset, record in [*self.flags.values(), *self.runs, *self.window.values()]}
+        return [kept[offset] for offset in sorted(kept)]
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: getattr(self, k) for k in ("offset", "head", "last_run", "flags", "runs", "window")}
+        return {"version": VERSION, **data}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Digest:
+        """The digest saved; a fresh one when it is not one this version wrote whole."""
+        try:
+            if data.get("version") != VERSION:
+                return cls()
+            return cls(
+                int(data["offset"]),
+                str(data["head"]),
+                data["last_run"],
+                {str(k): (int(o), dict(r)) for k, (o, r) in data["flags"].items()},
+                [(int(o), dict(r)) for o, r in data["runs"]],
+                {str(k): (int(o), dict(r)) for k, (o, r) in data["window"].items()},
+            )
+        except (AttributeError, KeyError, TypeError, ValueError):
+            return cls()
+
+
+def read(journal: Journal, state: Path, now: dt.datetime, files: Files = FILES) -> Digest:
+    """The digest of the journal as it is now: the one saved, with the records appended since
+    folded in (saved again when there were any). Run under the sweep lock: one writer."""
+    path = state / DIGEST
+    try:
+        digest = Digest.from_json(json.loads(path.read_bytes()))
+    except (OSError, ValueError):
+        digest = Digest()
+    head = _first_line_hash(journal.path)
+    if digest.head != head or digest.offset > journal.size():
+        digest = Digest(head=head)
+    start = digest.offset
+    for offset, after, record in journal.lines(start):
+        if record is not None:
+            digest.fold(offset, record)
+        digest.offset = after
+    if digest.offset != start:
+        digest.prune(now)
+        data = json.dumps(digest.to_json(), ensure_ascii=False, default=str)
+        files.write_state_file(path, data.encode("utf-8", "surrogatepass"))
+    return digest
+
+
+def _first_line_hash(path: Path) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.readline()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _before(record: dict[str, Any], now: dt.datetime) -> bool:
+    time = parse_time(record.get("time"))
+    return time is not None and now - time > WINDOW
