@@ -21,7 +21,7 @@ from memory_curator.cli.machine import build_context
 from memory_curator.commands.context import Context, Seams
 from memory_curator.commands.sweep import Options, run
 from memory_curator.core import candidate as cand
-from memory_curator.core import notes
+from memory_curator.core import notes, words
 from memory_curator.core.clock import FixedClock
 from memory_curator.core.facts import Neighbour, gather_facts, staging
 from memory_curator.core.rules import Rules
@@ -500,7 +500,7 @@ def test_the_overlay_finds_staged_notes_by_field_as_a_scan_of_them_does(
     querier = Overlay(_BASES[vault])
     paths = [f"facts/ent{i % 3}/data-handling.md" if i < 3 else f"events/2026-01-0{i}-meeting.md" for i in range(6)]
     for where, variant, remove in steps:
-        body = f"{LONG_BODY} Variant {variant}."
+        body = f"{LONG_BODY} Variant {variant}: ai go{variant} {'policy' if variant % 2 else 'policies'}."
         text = (
             fact(f"ent{variant}", body=body)
             if where < 3
@@ -517,6 +517,11 @@ def test_the_overlay_finds_staged_notes_by_field_as_a_scan_of_them_does(
             assert [p for p, _ in querier._matching(name_, value)] == _scanned(querier, name_, value), (name_, value)
         for name in {n for s in querier.staged.values() if s for n in s.row.names}:
             assert [p for p, _ in querier._matching("name", name)] == _scanned(querier, "name", name)
+        ever = {w for held in querier._heads.values() for w in held}  # every word a staged note brought
+        for word in [*sorted(ever), "ai", "go"]:
+            stemmed = words.stem(word, "english")
+            scanned = {w for w in ever if w.startswith(words.prefixes(stemmed)) and words.stem(w, "english") == stemmed}
+            assert set(querier._spelt_as(stemmed, "english")) == scanned, word
         for rel in paths:  # as the overlay answered by its scan
             scanned = [p for p, s in querier.staged.items() if s is not None and (p == rel or s.row.key == rel)]
             scanned += [p for p in querier.base.paths_for_key(rel) if p not in querier.staged]

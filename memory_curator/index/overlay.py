@@ -48,9 +48,10 @@ class Overlay(Questions):
         self._hidden_holders: dict[str, set[str]] = {}  # word -> hidden indexed notes holding it (`ranked`)
         self._holders: dict[str, set[str]] = {}  # word -> staged notes holding it
         self._heads: dict[str, set[str]] = {}  # a staged word's first letters -> the staged words (`spellings`)
-        self._staged_spellings: dict[tuple[str, str], list[str]] = {}  # (stem, language) -> staged words with it
+        self._staged_spellings: dict[str, dict[tuple[str, str], list[str]]] = {}  # `_spelt_as`
         self._vectors: dict[str, Matrix] = {}  # staged path -> its vector, embedded when first asked
         self._by: dict[tuple[str, str], set[str]] = {}  # (field, its value) -> staged notes (`_matching`)
+        self._counted = (-1, 0)  # (generation, what the staged notes add to `count` then)
 
     def stage(self, rel: str, text: str | None) -> None:
         """Make a note this sweep wrote (or removed: None) visible to later candidates."""
@@ -74,7 +75,8 @@ class Overlay(Questions):
         for word in counts:
             if word not in self._holders:
                 self._heads.setdefault(word[:HEAD], set()).add(word)
-                self._staged_spellings.clear()  # a word no staged note held: a stem may have a new spelling
+                self._staged_spellings.pop(word[:HEAD], None)  # a word no staged note held: its stems'
+                self._staged_spellings.pop("", None)  # spellings, and a short stem's, are found again
             self._holders.setdefault(word, set()).add(rel)
         for field in _fields(row):
             self._by.setdefault(field, set()).add(rel)
@@ -159,21 +161,26 @@ class Overlay(Questions):
         return {w: df for w, df in found.items() if df > 0}
 
     def _spelt_as(self, stem_: str, language: str) -> list[str]:
-        """The staged words with this stem, found again only once a staged note brings a word
-        no staged note held (`stage`)."""
-        if (stem_, language) not in self._staged_spellings:
-            starts = prefixes(stem_)
-            heads = [h for h in self._heads if h.startswith(starts)] if min(map(len, starts)) < HEAD else starts
+        """The staged words with this stem, kept by the first letters they share (`HEAD`; "" for
+        a stem shorter than that) until a staged note brings a word no staged note held that
+        begins with them (`stage`)."""
+        starts = prefixes(stem_)
+        short = min(map(len, starts)) < HEAD
+        kept = self._staged_spellings.setdefault("" if short else stem_[:HEAD], {})
+        if (stem_, language) not in kept:
+            heads = [h for h in self._heads if h.startswith(starts)] if short else starts
             near = set().union(*(self._heads.get(head[:HEAD], ()) for head in heads))
-            self._staged_spellings[stem_, language] = [
-                w for w in near if w.startswith(starts) and stem(w, language) == stem_
-            ]
-        return self._staged_spellings[stem_, language]
+            kept[stem_, language] = [w for w in near if w.startswith(starts) and stem(w, language) == stem_]
+        return kept[stem_, language]
 
     def count(self) -> int:
-        """The index's notes, plus new ones staged, less indexed ones removed."""
-        removed = sum(1 for p, s in self.staged.items() if s is None and p not in self._new_paths)
-        return self.base.count() + sum(1 for p in self._new_paths if self.staged.get(p) is not None) - removed
+        """The index's notes, plus new ones staged, less indexed ones removed (those counted once
+        per generation: every question asks)."""
+        if self._counted[0] != self.generation:
+            removed = sum(1 for p, s in self.staged.items() if s is None and p not in self._new_paths)
+            added = sum(1 for p in self._new_paths if self.staged.get(p) is not None)
+            self._counted = (self.generation, added - removed)
+        return self.base.count() + self._counted[1]
 
     def avg_words(self) -> float:
         return self.base.avg_words()
