@@ -87,6 +87,17 @@ confidence: 1
 Heard it somewhere.
 """  # drop: low-confidence-unsourced
 
+ZEBRA = """---
+type: fact
+entity: zebra
+predicate: stripe-pattern
+value: Every zebra has a unique stripe pattern.
+source_url: https://example.dev/zebra-stripes
+confidence: 2
+---
+Like fingerprints.
+"""  # promote: a new fact
+
 FLAGGED = {"ada.md": ADA, "insight.md": INSIGHT, "memo.md": MEMO, "thin.md": THIN_FACT}
 
 

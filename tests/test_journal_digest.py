@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loop_kit import INSIGHT, PATCHING, UNSOURCED, sweep
+from loop_kit import INSIGHT, PATCHING, UNSOURCED, ZEBRA, sweep
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import review_note
@@ -23,17 +23,6 @@ from memory_curator.store import journal_digest
 from memory_curator.store.journal import Journal
 
 from conftest import NOW, REVIEW_NOTE, age
-
-ZEBRA = """---
-type: fact
-entity: zebra
-predicate: stripe-pattern
-value: Every zebra has a unique stripe pattern.
-source_url: https://example.dev/zebra-stripes
-confidence: 2
----
-Like fingerprints.
-"""
 
 
 def swept(invoke: Any, vault: Path) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from loop_kit import INSIGHT, PATCHING, UNSOURCED, fail, sweep
+from loop_kit import INSIGHT, PATCHING, UNSOURCED, ZEBRA, fail, sweep
 
 from memory_curator.commands import planning
 from memory_curator.commands.log import Entry
@@ -16,16 +16,6 @@ from memory_curator.core.notes import content_hash
 
 from conftest import NOW, age, snapshot
 
-ZEBRA = """---
-type: fact
-entity: zebra
-predicate: stripe-pattern
-value: Every zebra has a unique stripe pattern.
-source_url: https://example.dev/zebra-stripes
-confidence: 2
----
-Like fingerprints.
-"""
 ZEBRA_MORE = ZEBRA.replace("https://example.dev/zebra-stripes", "https://example.dev/quagga-zebra-study")
 
 
