@@ -522,6 +522,9 @@ def test_the_overlay_finds_staged_notes_by_field_as_a_scan_of_them_does(
             stemmed = words.stem(word, "english")
             scanned = {w for w in ever if w.startswith(words.prefixes(stemmed)) and words.stem(w, "english") == stemmed}
             assert set(querier._spelt_as(stemmed, "english")) == scanned, word
+        added = sum(1 for p in querier._new_paths if querier.staged.get(p) is not None)
+        removed = sum(1 for p, s in querier.staged.items() if s is None and p not in querier._new_paths)
+        assert querier.count() == querier.base.count() + added - removed
         for rel in paths:  # as the overlay answered by its scan
             scanned = [p for p, s in querier.staged.items() if s is not None and (p == rel or s.row.key == rel)]
             scanned += [p for p in querier.base.paths_for_key(rel) if p not in querier.staged]
@@ -532,33 +535,59 @@ def test_the_overlay_asks_the_index_for_as_many_more_notes_as_hidden_ones_could_
     """A sweep hides every note it patched. The index's best notes for some words are asked
     for with as many more as hidden notes hold one of those words, not as many more as are
     hidden (the longer list cost a sort and a join per question), and the visible best are
-    the same either way; fewer than asked for, it asks again with every hidden note."""
+    the same either way; a list shorter than asked for is all there is."""
     root = tmp_path / "many"
     for i in range(30):
         words = "zephyrine quorvax" if i % 3 == 0 else "meridian"
         write(root, f"facts/ent{i:02}/data-handling.md", fact(f"ent{i:02}", body=f"{words} {'filler ' * i}note {i}."))
     querier = Overlay(querier_for(root, state_of(tmp_path)))
     asked: list[int] = []
-    real = querier.base.ranked
+    real, rows = querier.base.ranked, querier.base.ranked_rows
 
-    def spied(words: tuple[str, ...], df: dict[str, int], total: int, count: int) -> list[Any]:
-        asked.append(count)
-        return real(words, df, total, count)
+    def spied(words: tuple[str, ...], limit: int) -> list[Any]:
+        asked.append(limit)
+        return rows(words, limit)
 
-    querier.base.ranked = spied  # type: ignore[method-assign]
+    querier.base.ranked_rows = spied  # type: ignore[method-assign]
     for i in range(1, 30, 3):  # ten patched notes that hold "meridian", none "zephyrine"
         querier.stage(f"facts/ent{i:02}/data-handling.md", fact(f"ent{i:02}", body=f"patched {i}."))
     querier.stage("facts/ent00/data-handling.md", fact("ent00", body="patched 0."))  # one that held it
     words, total = ("zephyrine",), querier.count()
     df = querier.frequencies(list(words))
     best = sorted(querier.ranked(words, df, total, 3), key=lambda item: (-item[0], item[1]))[:3]
-    assert asked == [3 + 1]  # the one hidden note that held the word, not the eleven hidden
+    assert asked == [3 + 1 + 1]  # the one hidden note that held the word (and one row more), not the eleven hidden
     everything = [f for f in real(words, df, total, 3 + 11) if querier._visible(f[1])]
     assert best == sorted(everything, key=lambda item: (-item[0], item[1]))[:3]
     assert "facts/ent00/data-handling.md" not in {path for _, path, _ in best}
     asked.clear()
     few = querier.ranked(("quorvax",), querier.frequencies(["quorvax"]), total, 20)  # 9 visible hold it
-    assert asked == [21, 20 + 11] and len(few) == 9
+    assert asked == [20 + 1 + 1] and len(few) == 9  # all there is came: nothing asked again
+
+
+def test_notes_tied_at_the_overlays_cut_are_ranked_as_with_every_hidden_note(tmp_path: Path) -> None:
+    """Notes of the same shape score the same: the index orders them by rowid, the question by
+    path. A shorter list cut between them would keep other notes than the longer one the
+    overlay asked for before; it asks for that one again."""
+    root = tmp_path / "tied"
+    for i in range(1, 8):
+        write(root, f"facts/ent{i:02}/data-handling.md", fact(f"ent{i:02}", body="zephyrine alpha beta."))
+    for i in range(10):
+        write(root, f"facts/oth{i:02}/data-handling.md", fact(f"oth{i:02}", body="meridian alpha beta gamma."))
+    base = querier_for(root, state_of(tmp_path))
+    write(
+        root, "facts/ent01/data-handling.md", fact("ent01", body="zephyrine alpha beta.")
+    )  # indexed again: a new rowid
+    base.expire()
+    querier = Overlay(base)
+    for i in range(10):
+        querier.stage(f"facts/oth{i:02}/data-handling.md", fact(f"oth{i:02}", body="patched."))
+    words, total = ("zephyrine",), querier.count()
+    df = querier.frequencies(list(words))
+    for count in (1, 2, 3):
+        asked = sorted(querier.ranked(words, df, total, count), key=lambda item: (-item[0], item[1]))[:count]
+        everything = [f for f in base.ranked(words, df, total, count + 10) if querier._visible(f[1])]
+        assert asked == sorted(everything, key=lambda item: (-item[0], item[1]))[:count]
+        assert asked[0][1] == "facts/ent01/data-handling.md"
 
 
 def test_a_sweep_stages_its_notes_in_the_overlay_the_context_gives(vault: Path, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ each the index's answer less the notes the overlay replaced or removed, plus the
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,7 +19,7 @@ from memory_curator.core.facts import Neighbour, other_body_owner
 from memory_curator.core.words import HEAD, prefixes, stem, tokens
 from memory_curator.index import semantic
 from memory_curator.index.querier import IndexQuerier
-from memory_curator.index.questions import Found, Questions, Ranked, key_first, near
+from memory_curator.index.questions import Found, Questions, Ranked, key_first, near, pairable
 from memory_curator.index.rows import Row, bm25, describe
 
 if TYPE_CHECKING:
@@ -52,13 +52,16 @@ class Overlay(Questions):
         self._vectors: dict[str, Matrix] = {}  # staged path -> its vector, embedded when first asked
         self._by: dict[tuple[str, str], set[str]] = {}  # (field, its value) -> staged notes (`_matching`)
         self._counted = (-1, 0)  # (generation, what the staged notes add to `count` then)
+        self._first: dict[str, int] = {}  # staged path -> when it was first staged (`staged`'s order)
 
     def stage(self, rel: str, text: str | None) -> None:
         """Make a note this sweep wrote (or removed: None) visible to later candidates."""
         self.generation += 1
         self._vectors.pop(rel, None)
-        if rel not in self.staged and not self._hide_indexed(rel):
-            self._new_paths.add(rel)
+        if rel not in self.staged:
+            self._first[rel] = len(self._first)
+            if not self._hide_indexed(rel):
+                self._new_paths.add(rel)
         previous = self.staged.get(rel)
         if previous is not None:
             self._staged_df.subtract(previous.counts.keys())
@@ -107,9 +110,7 @@ class Overlay(Questions):
         staged, as a scan of `staged` finds them: without the scan, a question costs the same
         for the last candidate of a sweep as for the first."""
         paths = self._by.get((field, value), ()) if value else ()
-        found = [(p, self.staged[p]) for p in paths]
-        order = {p: i for i, p in enumerate(self.staged)} if len(found) > 1 else {}
-        return sorted(((p, s) for p, s in found if s is not None), key=lambda item: order.get(item[0], 0))
+        return [(p, s) for p in sorted(paths, key=self._first.__getitem__) if (s := self.staged[p]) is not None]
 
     def notices(self) -> list[str]:
         return self.base.notices()
@@ -197,17 +198,20 @@ class Overlay(Questions):
         return best
 
     def _visible_ranked(self, words: tuple[str, ...], df: dict[str, int], total: int, count: int) -> list[Ranked]:
-        """The index's best notes for these words that the overlay has not replaced or removed.
-        Asked for as many more as hidden notes hold one of the words (those alone can rank),
-        not as many more as it hides: a sweep hides every note it patched, and the longer list
-        cost a sort and a join per question. Asked again as before when fewer than `count` came
-        (a word FTS5 matches beyond the overlay's own tokens, or a short list)."""
+        """The index's best notes for these words that the overlay has not replaced or removed,
+        as asking for `count` + every hidden note gives them (as it asked before), from fewer
+        rows: `count` + the hidden notes that hold one of the words (those alone can rank) + one
+        (a sweep hides every note it patched, and the longer list cost a sort and a join per
+        question). Asked for the longer list when the shorter came back full with fewer than
+        `count` visible notes (a word FTS5 matches beyond the overlay's own tokens), or with its
+        last row scored as the `count`-th (notes beyond may tie with it, and ties go by path)."""
         holding = set().union(*(self._hidden_holders.get(w, ()) for w in words)) if self._hidden_holders else set()
-        best = [found for found in self.base.ranked(words, df, total, count + len(holding)) if self._visible(found[1])]
-        hidden = len(self.staged) - len(self._new_paths)
-        if len(best) < count and len(holding) < hidden:
-            best = [found for found in self.base.ranked(words, df, total, count + hidden) if self._visible(found[1])]
-        return best
+        longest = count + len(self.staged) - len(self._new_paths)
+        limit = min(count + len(holding) + 1, longest)
+        rows = self.base.ranked_rows(words, limit)
+        if limit < longest and len(rows) == limit and not _settled(rows, count, self._visible):
+            rows = self.base.ranked_rows(words, longest)
+        return [found for found in rows if pairable(found[1]) and self._visible(found[1])]
 
     def found(self, ranked: list[tuple[str, int]]) -> list[Found]:
         indexed = {f.path: f for f in self.base.found([(p, rowid) for p, rowid in ranked if rowid >= 0])}
@@ -242,6 +246,13 @@ class Overlay(Questions):
         if staged is None:
             return self.base.neighbour(path, score)
         return near(path, staged.row.title, score, staged.text, staged.row.key, staged.row.value)
+
+
+def _settled(rows: list[Ranked], count: int, visible: Callable[[str], bool]) -> bool:
+    """The `count` best visible rows are among `rows`, and no row beyond them may score as the
+    `count`-th (they score at most as the last)."""
+    scores = [score for score, path, _ in rows if pairable(path) and visible(path)]
+    return len(scores) >= count and (count == 0 or scores[count - 1] > rows[-1][0])
 
 
 def _fields(row: Row) -> list[tuple[str, str]]:

@@ -277,12 +277,17 @@ class IndexQuerier(Questions):
         """The `count` best notes by FTS5's BM25 (`df` and `total` score notes laid over them).
         Ordered by `bm25()` itself, not by `rank` (the same function): FTS5 sorts by `rank` in a
         statement of its own, and SQLite's top-k sort of `bm25()` costs 30% less CPU here."""
+        return [found for found in self.ranked_rows(words, count) if pairable(found[1])]
+
+    def ranked_rows(self, words: tuple[str, ...], limit: int) -> list[Ranked]:
+        """The `limit` best rows for these words, best first (BM25, then rowid), the rules file
+        among them: a list shorter than `limit` is every note that holds one of the words."""
         rows = self.conn.execute(
             "SELECT n.path, m.rowid, -m.score FROM (SELECT rowid, bm25(fts) AS score FROM fts WHERE fts MATCH ? "
-            "ORDER BY score, rowid LIMIT ?) m JOIN notes n ON n.id = m.rowid",
-            (match_expression(words), count),
+            "ORDER BY score, rowid LIMIT ?) m JOIN notes n ON n.id = m.rowid ORDER BY m.score, m.rowid",
+            (match_expression(words), limit),
         )
-        return [(score, path, rowid) for path, rowid, score in rows if pairable(path)]
+        return [(score, path, rowid) for path, rowid, score in rows]
 
     def found(self, ranked: list[tuple[str, int]]) -> list[Found]:
         ids = [rowid for _, rowid in ranked if rowid >= 0]
