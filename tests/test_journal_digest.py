@@ -19,6 +19,7 @@ from memory_curator.commands.context import Context, Seams
 from memory_curator.commands.desk import Desk
 from memory_curator.commands.review import flag_reasons
 from memory_curator.core.clock import FixedClock
+from memory_curator.core.notes import content_hash
 from memory_curator.store import journal_digest
 from memory_curator.store.journal import Journal
 
@@ -36,16 +37,16 @@ def journal_of(ctx: Context) -> Journal:
     return Journal(ctx.state / "journal.jsonl")
 
 
-def as_whole(ctx: Context, digest: journal_digest.Digest) -> None:
-    """The note's readings of the digest's records are those of the whole journal."""
+def as_whole(ctx: Context, digest: journal_digest.Digest, fewer: bool = True) -> None:
+    """The note's readings of the digest's records are those of the whole journal (read from
+    fewer records, unless `fewer` is False)."""
     whole = list(journal_of(ctx).records())
-    kept = digest.records()
     desk = Desk(ctx, False, by="test")
-    assert flag_reasons(desk, kept) == flag_reasons(desk, whole)
-    assert review_note._sweeps(kept) == review_note._sweeps(whole)
-    assert review_note._drops(ctx, kept) == review_note._drops(ctx, whole)
+    assert flag_reasons(desk, digest.flagged()) == flag_reasons(desk, whole)
+    assert review_note._sweeps(digest.sweeps()) == review_note._sweeps(whole)
+    assert review_note._drops(ctx, digest.actions()) == review_note._drops(ctx, whole)
     assert digest.last_run == [r["run"] for r in whole if isinstance(r.get("run"), str)][-1]
-    assert len(kept) < len(whole)
+    assert len(digest.records()) < len(whole) or not fewer
 
 
 def digest_now(ctx: Context) -> journal_digest.Digest:
@@ -53,10 +54,10 @@ def digest_now(ctx: Context) -> journal_digest.Digest:
 
 
 def test_the_digest_gives_the_note_what_the_whole_journal_gives(vault: Path, invoke, write_candidate) -> None:
-    """Sweeps of promotes, patches, drops and needs-review, a restore, an undo of a restore and of
-    a sweep, and items flagged again: after each, the flags, the last sweeps and the week's drops
-    read from the digest are those read from the whole journal, and the digest was folded from
-    where it stopped (the note's own sweeps keep it)."""
+    """Sweeps of promotes, patches, drops and needs-review, a restore, the undo of that restore,
+    and an item flagged again: after each, the flags, the last sweeps and the week's drops read
+    from the digest are those read from the whole journal, and the digest was folded from where
+    it stopped (the note's own sweeps keep it)."""
     ctx = build_context(vault, None, Seams())
     write_candidate(vault, "zebra.md", ZEBRA)
     write_candidate(vault, "patching.md", PATCHING)
@@ -154,6 +155,59 @@ def test_a_digest_that_is_not_this_journals_is_folded_again(ctx: Context, how: s
     assert digest.records() == list(journal_of(ctx).records())[: len(digest.records())]
     assert digest.last_run == list(journal_of(ctx).records())[-1]["run"]
     assert digest.offset == saved.stat().st_size
+
+
+def test_the_digest_reads_each_action_as_the_log_does_while_they_come(vault: Path) -> None:
+    """Drops with a failed then a recovered end, with an ok then a failed end, an undo of a drop,
+    a restore, more sweeps than it keeps, an item flagged twice, and the clock moving on past a
+    week: read between every two appends, the digest gives the note what the whole journal gives
+    (`log`'s pairing of ends included)."""
+    t0 = dt.datetime(2026, 11, 20, 9, 0, tzinfo=dt.UTC)
+    item = vault / "_inbox/agent-a/flagged.md"
+    item.parent.mkdir(parents=True, exist_ok=True)
+    for name in ("x", "y", "z"):
+        dest = vault / f"_inbox/.dropped/agent-a/{name}.md"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(f"---\ntype: fact\n---\n{name}\n")
+
+    def drop(run: str, name: str) -> dict[str, Any]:
+        return {"event": "begin", "run": run, "seq": 0, "verdict": "drop", "inbox": f"_inbox/agent-a/{name}.md",
+                "rule": "r", "dest": f"_inbox/.dropped/agent-a/{name}.md"}  # fmt: skip
+
+    def end(run: str, ok: bool, **more: Any) -> dict[str, Any]:
+        return {"event": "end", "run": run, "seq": 0, "ok": ok, **more}
+
+    item.write_text("first")
+    first = content_hash(b"first")
+    steps: list[tuple[float, dict[str, Any]]] = [
+        (0, drop("d1", "x")), (0, end("d1", True)),
+        (0.5, {"event": "begin", "run": "f1", "seq": 0, "verdict": "needs_review", "inbox": "_inbox/agent-a/flagged.md",
+               "reason_code": "undecided", "after_hash": first, "steps": [{"op": "hold"}]}),
+        (1, drop("d2", "y")), (1, end("d2", False, error="disk full")), (1.5, end("d2", True, recovered=True)),
+        (2, drop("d3", "z")), (2, end("d3", True)), (2.5, end("d3", False, error="later")),
+        (3, {"event": "begin", "run": "u1", "seq": 0, "verdict": "undo", "undoes": ["d1", 0]}), (3, end("u1", True)),
+        (4, {"event": "begin", "run": "s1", "seq": "0", "verdict": "restore", "dest": "_inbox/.dropped/agent-a/y.md"}),
+        (4, end("s1", True)),
+        *[(4 + n / 10, {"event": "run", "run": f"r{n}", "processed": n + 1}) for n in range(12)],
+        (5, {"event": "begin", "run": "f2", "seq": 0, "verdict": "needs_review", "inbox": "_inbox/agent-a/flagged.md",
+             "reason_code": "contradiction", "target": "facts/a.md", "after_hash": content_hash(b"second")}),
+        (8.5, drop("d4", "x")), (8.5, end("d4", True)), (10.5, {"event": "run", "run": "r12", "errors": 1}),
+    ]  # fmt: skip
+    for n, (days, record) in enumerate(steps):
+        now = t0 + dt.timedelta(days=days)
+        if n == len(steps) // 2:
+            item.write_text("second")  # the agent wrote it again: the second flag is its
+        append_raw_to(vault, json.dumps({"time": now.strftime("%Y-%m-%dT%H:%M:%SZ"), **record}) + "\n")
+        at = build_context(vault, None, Seams(clock=FixedClock(now)))
+        as_whole(at, digest_now(at), fewer=False)
+    kept = {r["run"] for r in digest_now(at).records()}
+    assert {"d1", "d2", "d3", "f1"}.isdisjoint(kept) and {"u1", "s1", "d4", "f2"} <= kept  # 8 days; the latest flag
+
+
+def append_raw_to(vault: Path, line: str) -> None:
+    ctx = build_context(vault, None, Seams())
+    ctx.state.mkdir(parents=True, exist_ok=True)
+    append_raw(ctx, line.encode())
 
 
 def test_drops_restores_and_undos_are_kept_for_the_week_the_note_shows(ctx: Context) -> None:

@@ -17,7 +17,7 @@ from memory_curator.commands.context import Context
 from memory_curator.commands.note_link import NoteLink, note_link
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.text import duration_seconds, iso, parse_time
-from memory_curator.store.journal import Journal
+from memory_curator.store.journal import Journal, action_key
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def entries(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
     begins: dict[tuple[str, int], Mapping[str, Any]] = {}
     ends: dict[tuple[str, int], Mapping[str, Any]] = {}
     for record in records:
-        key = (str(record.get("run")), _int(record.get("seq")))
+        key = action_key(record)
         if record.get("event") == "begin":
             begins[key] = record
         elif record.get("event") == "end" and (key not in ends or record.get("ok")):

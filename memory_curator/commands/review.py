@@ -8,7 +8,7 @@ prompts, rich panels) is `cli/review.py`; every choice is applied through `desk.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,10 +135,13 @@ def queue(
     return [i for i in waiting if flag_of(i, known).code == reason]
 
 
-def flag_reasons(desk: Desk, records: Iterable[dict[str, Any]] | None = None) -> dict[str, Flag]:
+def flag_reasons(
+    desk: Desk, records: Iterable[dict[str, Any]] | None = None, among: Collection[str] | None = None
+) -> dict[str, Flag]:
     """inbox path -> its latest flag (code and target), for the bytes it holds now. One read of
     the journal (or its `records`, read already): what `review --reason` and "the items like
-    this one" group by."""
+    this one" group by. `among`: only these paths are read (the items waiting), not every path
+    ever flagged."""
     latest: dict[str, tuple[str | None, Flag]] = {}
     if records is None:
         records = Journal(desk.state / "journal.jsonl", desk.clock, desk.ctx.files).records()
@@ -151,6 +154,8 @@ def flag_reasons(desk: Desk, records: Iterable[dict[str, Any]] | None = None) ->
             latest[inbox] = (record.get("after_hash") if isinstance(record.get("after_hash"), str) else None, flag)
     out: dict[str, Flag] = {}
     for inbox, (after, flag) in latest.items():
+        if among is not None and inbox not in among:
+            continue
         try:
             same = after is not None and content_hash((desk.root / inbox).read_bytes()) == after
         except OSError:

@@ -296,11 +296,10 @@ def _write(
         ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=desk.wait
     ):  # no recovery: the note's own write
         digest = journal_digest.read(Journal(ctx.state / "journal.jsonl"), ctx.state, ctx.clock.now(), ctx.files)
-        records = digest.records()  # what the flags and the head read: the journal's tail folded in
         if reuse is not None and reuse.run != digest.last_run:  # another run between the sweep and the note
             reuse = None
-        items = gather(desk, memory, reuse, records)
-        head = rn.head_section(head_of(ctx, items, records))
+        items = gather(desk, memory, reuse, digest.flagged())
+        head = rn.head_section(head_of(ctx, items, digest.sweeps(), digest.actions()))
         sections = [rn.item_section(item) for item in items]
         if reading is None:
             reading = rn.Reading({}, (), ())
@@ -325,15 +324,13 @@ def _write(
         return True
 
 
-def gather(
-    desk: Desk, memory: Memory, reuse: Reuse | None = None, records: list[dict[str, Any]] | None = None
-) -> list[rn.Item]:
+def gather(desk: Desk, memory: Memory, reuse: Reuse | None, flagged: list[dict[str, Any]]) -> list[rn.Item]:
     """The items waiting for a person, newest first, each with what it allows."""
     waiting = queue(desk)
     if not waiting:
         return []
     cache = ItemCache.load(desk, reuse.seen if reuse else None)
-    flags = flag_reasons(desk, records)
+    flags = flag_reasons(desk, flagged, among={i.rel for i in waiting})
     querier = Lazy(desk, reuse.querier if reuse else None)
     try:
         return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
@@ -556,11 +553,13 @@ def _quote(text: str, view: View | None) -> str:
     return "\n".join(parts)
 
 
-def head_of(ctx: Context, items: Iterable[rn.Item], records: list[dict[str, Any]] | None = None) -> rn.Head:
+def head_of(
+    ctx: Context, items: Iterable[rn.Item], sweeps: list[dict[str, Any]], actions: list[dict[str, Any]]
+) -> rn.Head:
+    """The note's head: its items by code, the last sweeps (`run` records) and the week's drops
+    (from the journal's actions: drops, restores, undos and their ends)."""
     counts = Counter(item.code for item in items)
-    if records is None:
-        records = list(Journal(ctx.state / "journal.jsonl").records())
-    return rn.Head(tuple(sorted(counts.items())), _sweeps(records), _drops(ctx, records), REVIEW_HINT)
+    return rn.Head(tuple(sorted(counts.items())), _sweeps(sweeps), _drops(ctx, actions), REVIEW_HINT)
 
 
 def _sweeps(records: list[dict[str, Any]]) -> tuple[str, ...]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,12 +128,17 @@ def open_actions(entries: Iterable[tuple[int, dict[str, Any]]]) -> list[tuple[in
     an I/O error may have left half-done."""
     found: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
     for offset, record in entries:
-        key = (str(record.get("run")), _int(record.get("seq")))
+        key = action_key(record)
         if record.get("event") == "begin":
             found[key] = (offset, record)
         elif record.get("event") == "end" and record.get("ok"):
             found.pop(key, None)
     return list(found.values())
+
+
+def action_key(record: Mapping[str, Any]) -> tuple[str, int]:
+    """(run, seq): what pairs an action's begin with its end records."""
+    return str(record.get("run")), _int(record.get("seq"))
 
 
 def unfinished(journal: Journal) -> list[dict[str, Any]]:

@@ -2,31 +2,37 @@
 directory (`journal-digest.json`), so that a run reads only the records appended since the last.
 
 The journal only grows (one record per action, kept for `log` and `undo`); read whole on every
-run, a year of a busy vault's records (120,000, 76 MB) made an empty-inbox run 1.45 s instead
-of 0.32 s. The note needs few of them: the last run's id, each inbox path's latest flag, the last
-sweeps' totals, and the week's drops with what restored or undid them. The digest keeps those
-records themselves, in journal order, so the note reads them exactly as it read the whole journal.
+run, a year of a busy vault's records made each run pay for all of them (docs/review.md, "What it
+reads of the journal"). The note needs few of them: the last run's id, each inbox path's latest
+flag, the last sweeps' totals, and the week's drops with what restored or undid them. The digest
+keeps those records (a flag's with only the fields the note reads), in journal order, so the note
+reads them exactly as it read the whole journal. It still grows with every inbox path ever
+flagged (a flag applies again if `undo` brings those very bytes back): a few MB a year.
 
 A digest that cannot be read, or was folded from another journal (its first line differs, or the
 journal is shorter than what was folded), is folded again from the start. A last line without its
-newline (an append under way, or cut by a crash) is read at the next run.
+newline (an append under way) is read once it is whole. One that cannot be saved is folded again
+from the last saved offset by the next run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memory_curator.core.text import parse_time
-from memory_curator.store.journal import Journal
+from memory_curator.store.journal import Journal, action_key
 from memory_curator.store.writer import FILES, Files
 
 DIGEST = "journal-digest.json"
-VERSION = 1
+VERSION = 2
+FLAG_FIELDS = ("time", "event", "run", "seq", "verdict", "inbox", "reason_code", "target", "after_hash")
 RUNS_KEPT = 10  # sweeps' `run` records kept (the note shows the last 3)
 WINDOW = dt.timedelta(days=8)  # the note shows a week's drops; a day more for a clock set back
 WINDOWED = ("drop", "restore", "undo")  # the verdicts whose begin and end records the drops need
@@ -51,14 +57,15 @@ class Digest:
             self.last_run = record["run"]
         event = record.get("event")
         if event == "begin" and record.get("verdict") == "needs_review" and isinstance(record.get("inbox"), str):
-            self.flags[record["inbox"]] = (offset, record)
+            self.flags[record["inbox"]] = (offset, {k: record[k] for k in FLAG_FIELDS if k in record})
         elif event == "run" and (record.get("processed") or record.get("errors")):
             self.runs = [*self.runs, (offset, record)][-RUNS_KEPT:]
-        key = f"{record.get('run')} {record.get('seq')}"
+        run, seq = action_key(record)
+        key = f"{run} {seq}"
         if event == "begin" and record.get("verdict") in WINDOWED:
             self.window[f"begin {key}"] = (offset, record)
-        elif event == "end" and f"begin {key}" in self.window:
-            self.window[f"end {key}"] = (offset, record)
+        elif event == "end" and f"begin {key}" in self.window and (f"end {key}" not in self.window or record.get("ok")):
+            self.window[f"end {key}"] = (offset, record)  # the first end, or a later one that says ok: as `log`
 
     def prune(self, now: dt.datetime) -> None:
         """Forget the drops, restores and undos begun before the window (and their ends)."""
@@ -67,10 +74,21 @@ class Digest:
         }
         self.window = {k: v for k, v in self.window.items() if k.split(" ", 1)[1] not in old}
 
+    def flagged(self) -> list[dict[str, Any]]:
+        """Each inbox path's latest needs_review begin, in journal order (`review.flag_reasons`)."""
+        return _ordered(self.flags.values())
+
+    def sweeps(self) -> list[dict[str, Any]]:
+        """The last sweeps' `run` records, in journal order."""
+        return _ordered(self.runs)
+
+    def actions(self) -> list[dict[str, Any]]:
+        """The drops, restores and undos of the window with their end records, in journal order."""
+        return _ordered(self.window.values())
+
     def records(self) -> list[dict[str, Any]]:
-        """The records kept, each once, in journal order."""
-        kept = {offset: record for offset, record in [*self.flags.values(), *self.runs, *self.window.values()]}
-        return [kept[offset] for offset in sorted(kept)]
+        """Every record kept, each once, in journal order."""
+        return _ordered([*self.flags.values(), *self.runs, *self.window.values()])
 
     def to_json(self) -> dict[str, Any]:
         data = {k: getattr(self, k) for k in ("offset", "head", "last_run", "flags", "runs", "window")}
@@ -113,8 +131,13 @@ def read(journal: Journal, state: Path, now: dt.datetime, files: Files = FILES) 
     if digest.offset != start:
         digest.prune(now)
         data = json.dumps(digest.to_json(), ensure_ascii=False, default=str)
-        files.write_state_file(path, data.encode("utf-8", "surrogatepass"))
+        with contextlib.suppress(OSError):  # a full disk: the next run folds these records again
+            files.write_state_file(path, data.encode("utf-8", "surrogatepass"))
     return digest
+
+
+def _ordered(kept: Iterable[Kept]) -> list[dict[str, Any]]:
+    return [record for _, record in sorted(kept, key=lambda item: item[0])]
 
 
 def _first_line_hash(path: Path) -> str:
