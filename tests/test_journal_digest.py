@@ -137,7 +137,9 @@ def test_a_torn_line_is_skipped_as_the_journal_skips_it(ctx: Context) -> None:
     assert [r["run"] for r in digest_now(ctx).records()] == ["r1", "r3"]
 
 
-@pytest.mark.parametrize("how", ["another journal", "a shorter journal", "a broken digest", "an old version"])
+@pytest.mark.parametrize(
+    "how", ["another journal", "a shorter journal", "a journal written over", "a broken digest", "an old version"]
+)
 def test_a_digest_that_is_not_this_journals_is_folded_again(ctx: Context, how: str) -> None:
     append_raw(ctx, record("r1", event="run", processed=1))
     append_raw(ctx, record("r2", event="run", processed=2))
@@ -147,6 +149,8 @@ def test_a_digest_that_is_not_this_journals_is_folded_again(ctx: Context, how: s
         saved.write_bytes(record("x1", event="run", processed=5) + record("x2", event="begin", verdict="drop", seq=0))
     elif how == "a shorter journal":
         saved.write_bytes(record("r1", event="run", processed=1))
+    elif how == "a journal written over":  # its first line kept, the rest longer: the offset mid-line
+        saved.write_bytes(record("r1", event="run", processed=1) + record("rewritten-r2", event="run", processed=2))
     elif how == "a broken digest":
         path.write_bytes(path.read_bytes()[:40])
     else:

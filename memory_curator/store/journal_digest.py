@@ -9,8 +9,9 @@ keeps those records (a flag's with only the fields the note reads), in journal o
 reads them exactly as it read the whole journal. It still grows with every inbox path ever
 flagged (a flag applies again if `undo` brings those very bytes back): a few MB a year.
 
-A digest that cannot be read, or was folded from another journal (its first line differs, or the
-journal is shorter than what was folded), is folded again from the start. A last line without its
+A digest that cannot be read, or was folded from another journal (its first line differs, the
+journal is shorter than what was folded, or no line ends where the folding stopped), is folded
+again from the start. A last line without its
 newline (an append under way) is read once it is whole. One that cannot be saved is folded again
 from the last saved offset by the next run.
 """
@@ -121,7 +122,7 @@ def read(journal: Journal, state: Path, now: dt.datetime, files: Files = FILES) 
     except (OSError, ValueError):
         digest = Digest()
     head = _first_line_hash(journal.path)
-    if digest.head != head or digest.offset > journal.size():
+    if digest.head != head or digest.offset > journal.size() or not _line_ends_at(journal.path, digest.offset):
         digest = Digest(head=head)
     start = digest.offset
     for offset, after, record in journal.lines(start):
@@ -138,6 +139,19 @@ def read(journal: Journal, state: Path, now: dt.datetime, files: Files = FILES) 
 
 def _ordered(kept: Iterable[Kept]) -> list[dict[str, Any]]:
     return [record for _, record in sorted(kept, key=lambda item: item[0])]
+
+
+def _line_ends_at(path: Path, offset: int) -> bool:
+    """A line of the journal ends just before `offset` (or it is 0): else the journal was
+    written over, and `offset` falls inside a line."""
+    if offset == 0:
+        return True
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset - 1)
+            return handle.read(1) == b"\n"
+    except OSError:
+        return False
 
 
 def _first_line_hash(path: Path) -> str:
