@@ -149,13 +149,11 @@ def flag_reasons(
         if record.get("event") != "begin" or record.get("verdict") != "needs_review":
             continue
         inbox, code, target = record.get("inbox"), record.get("reason_code"), record.get("target")
-        if isinstance(inbox, str):
+        if isinstance(inbox, str) and (among is None or inbox in among):
             flag = Flag(code if isinstance(code, str) else "other", target if isinstance(target, str) else None)
             latest[inbox] = (record.get("after_hash") if isinstance(record.get("after_hash"), str) else None, flag)
     out: dict[str, Flag] = {}
     for inbox, (after, flag) in latest.items():
-        if among is not None and inbox not in among:
-            continue
         try:
             same = after is not None and content_hash((desk.root / inbox).read_bytes()) == after
         except OSError:
