@@ -384,7 +384,7 @@ class Desk:
         plan would write it; refused like `patch` would be. Nothing is written."""
         candidate, note = self._patching(rel, target)
         merged = _merged(note, candidate, self.ctx.clock.now(), settle)
-        assert note.text is not None
+        assert note.text is not None  # `_merged` refuses a note that is not text
         diff = merge.note_diff(note.path, note.text, merged.text)
         return Preview(note.path, diff, content_hash(note.raw), not note.owned, settle)
 

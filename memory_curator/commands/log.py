@@ -17,7 +17,7 @@ from memory_curator.commands.context import Context
 from memory_curator.commands.note_link import NoteLink, note_link
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.text import duration_seconds, iso, parse_time
-from memory_curator.store.journal import Journal, action_key
+from memory_curator.store.journal import Journal, action_key, seq_number
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Entry:
     def undoes(self) -> tuple[str, int] | None:
         target = self.record.get("undoes")
         if isinstance(target, list | tuple) and len(target) == 2:
-            return str(target[0]), _int(target[1])
+            return str(target[0]), seq_number(target[1])
         return None
 
     def touches(self, path: str) -> bool:
@@ -94,7 +94,7 @@ def _entry(begin: Mapping[str, Any], end: Mapping[str, Any] | None) -> Entry:
     return Entry(
         time=parse_time(begin.get("time")),
         run=str(begin.get("run")),
-        seq=_int(begin.get("seq")),
+        seq=seq_number(begin.get("seq")),
         verdict=str(begin.get("verdict")),
         inbox=_str(begin.get("inbox")),
         dest=_str(dest),
@@ -190,13 +190,6 @@ def parse_since(text: str, now: dt.datetime) -> dt.datetime:
 
 def _iso(moment: dt.datetime | None) -> str | None:
     return iso(moment) if moment else None
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return -1
 
 
 def _str(value: Any) -> str | None:

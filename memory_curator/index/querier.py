@@ -274,14 +274,14 @@ class IndexQuerier(Questions):
         return self._avg
 
     def ranked(self, words: tuple[str, ...], df: dict[str, int], total: int, count: int) -> list[Ranked]:
-        """The `count` best notes by FTS5's BM25 (`df` and `total` score notes laid over them).
-        Ordered by `bm25()` itself, not by `rank` (the same function): FTS5 sorts by `rank` in a
-        statement of its own, and SQLite's top-k sort of `bm25()` costs 30% less CPU here."""
+        """The `count` best notes by FTS5's BM25 (`df` and `total` score notes laid over them)."""
         return [found for found in self.ranked_rows(words, count) if pairable(found[1])]
 
     def ranked_rows(self, words: tuple[str, ...], limit: int) -> list[Ranked]:
         """The `limit` best rows for these words, best first (BM25, then rowid), the rules file
-        among them: a list shorter than `limit` is every note that holds one of the words."""
+        among them: a list shorter than `limit` is every note that holds one of the words.
+        Ordered by `bm25()` itself, not by `rank` (the same function): FTS5 sorts by `rank` in a
+        statement of its own, and SQLite's top-k sort of `bm25()` costs 30% less CPU here."""
         rows = self.conn.execute(
             "SELECT n.path, m.rowid, -m.score FROM (SELECT rowid, bm25(fts) AS score FROM fts WHERE fts MATCH ? "
             "ORDER BY score, rowid LIMIT ?) m JOIN notes n ON n.id = m.rowid ORDER BY m.score, m.rowid",

@@ -138,14 +138,15 @@ def open_actions(entries: Iterable[tuple[int, dict[str, Any]]]) -> list[tuple[in
 
 def action_key(record: Mapping[str, Any]) -> tuple[str, int]:
     """(run, seq): what pairs an action's begin with its end records."""
-    return str(record.get("run")), _int(record.get("seq"))
+    return str(record.get("run")), seq_number(record.get("seq"))
 
 
 def unfinished(journal: Journal) -> list[dict[str, Any]]:
     return [record for _, record in open_actions(journal.entries(journal.checkpoint()))]
 
 
-def _int(value: Any) -> int:
+def seq_number(value: Any) -> int:
+    """An action's `seq` as written, or -1 for one that is not a number."""
     try:
         return int(value)
     except (TypeError, ValueError):

@@ -121,8 +121,8 @@ def read(journal: Journal, state: Path, now: dt.datetime, files: Files = FILES) 
         digest = Digest.from_json(json.loads(path.read_bytes()))
     except (OSError, ValueError):
         digest = Digest()
-    head = _first_line_hash(journal.path)
-    if digest.head != head or digest.offset > journal.size() or not _line_ends_at(journal.path, digest.offset):
+    head, ends = _bounds(journal.path, digest.offset)
+    if digest.head != head or not ends:
         digest = Digest(head=head)
     start = digest.offset
     for offset, after, record in journal.lines(start):
@@ -141,25 +141,19 @@ def _ordered(kept: Iterable[Kept]) -> list[dict[str, Any]]:
     return [record for _, record in sorted(kept, key=lambda item: item[0])]
 
 
-def _line_ends_at(path: Path, offset: int) -> bool:
-    """A line of the journal ends just before `offset` (or it is 0): else the journal was
-    written over, and `offset` falls inside a line."""
-    if offset == 0:
-        return True
+def _bounds(path: Path, offset: int) -> tuple[str, bool]:
+    """The hash of the journal's first line, and whether one of its lines ends just before
+    `offset` (or it is 0): else the journal is shorter, or was written over and `offset` falls
+    inside a line. One open of the journal."""
     try:
         with open(path, "rb") as handle:
+            head = hashlib.sha256(handle.readline()).hexdigest()
+            if offset == 0:
+                return head, True
             handle.seek(offset - 1)
-            return handle.read(1) == b"\n"
+            return head, handle.read(1) == b"\n"
     except OSError:
-        return False
-
-
-def _first_line_hash(path: Path) -> str:
-    try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.readline()).hexdigest()
-    except OSError:
-        return ""
+        return "", offset == 0
 
 
 def _before(record: dict[str, Any], now: dt.datetime) -> bool:
