@@ -783,6 +783,19 @@ def test_a_candidate_gathering_its_batch_when_the_note_settles_is_still_swept(em
     assert "A line of my own." in note.read_text("utf-8")
 
 
+def test_a_run_counts_as_waiting_only_what_still_waits_once_the_notes_ticks_are_applied(
+    tmp_path: Path, invoke
+) -> None:
+    """The sweep's one line of what waits is said after the note's ticks are applied: an item a
+    tick dropped is not "waiting for review" in the same output that says it was applied."""
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    obsidian_save(note, ticked(note.read_text("utf-8"), MEMO_REL, "drop", "not a note"))
+    out = invoke("run", "--vault", str(root), "--no-judge", clock=FixedClock(T1)).output
+    assert "review note: 1 ticked action(s) applied" in out and not (root / MEMO_REL).exists()
+    assert f"{len(SMALL) - 1} wait for review: `memory-curator review`" in out, out
+
+
 def test_a_drop_ticked_in_the_note_can_be_restored_from_the_head_but_a_private_one_is_not_offered(
     tmp_path: Path, invoke
 ) -> None:

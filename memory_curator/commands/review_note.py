@@ -595,19 +595,20 @@ def _drops(ctx: Context, records: list[dict[str, Any]]) -> tuple[rn.Dropped, ...
     return tuple(out)
 
 
-def after_sweep(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> list[str]:
-    """What a sweep says of the note once it is done: the ticks applied and refused; a note that
-    cannot be tended never fails the sweep (the next one tries again)."""
+def after_sweep(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> tuple[list[str], tuple[str, ...]]:
+    """What a sweep says of the note once it is done (the ticks applied and refused), and the
+    inbox paths its ticks settled (they no longer wait); a note that cannot be tended never fails
+    the sweep (the next one tries again)."""
     try:
         outcome = tend(ctx, wait, reuse)
     except CuratorError as exc:
-        return [f"review note: {one_line(str(exc))}"]
+        return [f"review note: {one_line(str(exc))}"], ()
     except OSError as exc:
-        return [f"review note: {exc.strerror or exc}"]
+        return [f"review note: {exc.strerror or exc}"], ()
     except Exception as exc:  # a bug in the note never fails the sweep that is done
-        return [f"review note: internal error: {one_line(exc)}"]
+        return [f"review note: internal error: {one_line(exc)}"], ()
     if outcome is None:
-        return []
+        return [], ()
     said = []
     if outcome.held and not outcome.held.startswith("changed within"):  # typing is no news
         said.append(f"review note: {outcome.path}: {outcome.held}")
@@ -616,7 +617,7 @@ def after_sweep(ctx: Context, wait: bool = False, reuse: Reuse | None = None) ->
     if outcome.restored:
         said.append(f"review note: {len(outcome.restored)} drop(s) restored")
     said += [f"review note: {inbox}: not applied: {why}" for inbox, why in outcome.refused]
-    return said
+    return said, tuple(done.action.inbox_path for done in outcome.done)
 
 
 @dataclass

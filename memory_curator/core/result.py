@@ -96,6 +96,7 @@ class SweepResult:
     notes: tuple[str, ...] = ()  # recovery repairs and other one-line remarks
     judge_ready: bool = True  # False: a judge was wanted but none is configured (the run's hint)
     ignored: tuple[tuple[str, str], ...] = ()  # inbox entries that are no candidates, new since last said: (path, why)
+    settled: tuple[str, ...] = ()  # inbox paths the review note's ticks settled after the sweep: no longer waiting
 
     def totals(self) -> dict[str, int]:
         keys = ["processed", *VERDICT_KEYS.values()]
@@ -107,10 +108,15 @@ class SweepResult:
 
     def waiting(self) -> dict[str, int]:
         """Items that wait for a person after this run: flagged now, flagged before (unchanged
-        since), held (put back by undo, never flagged) and too large to read (never rewritten)."""
-        skipped = [s.waiting for a in self.agents for s in a.skipped]
+        since), held (put back by undo, never flagged) and too large to read (never rewritten);
+        none the review note's ticks settled once the sweep was done."""
+        settled = set(self.settled)
+        skipped = [s.waiting for a in self.agents for s in a.skipped if s.inbox_path not in settled]
+        flagged = sum(
+            1 for a in self.agents for x in a.actions if x.verdict == "needs_review" and x.inbox_path not in settled
+        )
         return {
-            "flagged": self.totals()["needs_review"] + skipped.count("flagged"),
+            "flagged": flagged + skipped.count("flagged"),
             "held": skipped.count("held"),
             "too-large": skipped.count("too-large"),
         }
