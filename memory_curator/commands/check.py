@@ -167,7 +167,7 @@ def check_text(
     except IndexUnavailable:
         raise
     except Exception as exc:
-        decision = Decision("needs_review", f"internal error while deciding: {one_line(exc)}")
+        decision = Decision("needs_review", f"internal error while deciding: {one_line(exc)}", code="internal-error")
         explanation = [decision.reason]
     return Verdict(
         origin,
