@@ -9,6 +9,11 @@ person may add to a `drop` line. So an agent's text, quoted in a fence longer th
 it, is only ever compared, never read: a `- [x]` or a `^mc-` id inside it is not a tick, and a
 section it or anyone else changed (a line added, a line lost, a half-saved note) is `mangled`,
 and nothing of it is applied.
+
+Every string an agent wrote (a body, a value, a title, a file or folder name, a reason) enters
+the note through one quoting rule (`agent_text`), then in one of four forms: `fenced` (a body),
+`inert` (a title, a reason), `code` (a name), `link` (a name Obsidian can link). A tick is read
+only from the curator's own task lines (`_task_lines`): never from a quote.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_curator.core.names import CONFLICT
+from memory_curator.core.names import CONFLICT, printable, printable_block
 
 DEFAULT_PATH = "_meta/Inbox review.md"
 BEGIN = "%% mc:begin {id} %%"
@@ -44,8 +49,14 @@ VERBS: Mapping[str, str] = {
 DROPPED_IN_REVIEW = "dropped in review"
 _TASK = re.compile(r"^(?P<lead>\s*[-*+] \[)(?P<box>[ xX])(?P<rest>\] .*)$")
 _BLOCK = re.compile(r" \^mc-(?P<id>[0-9a-f]{12})-(?P<verb>[a-z]+)\s*$")
-_LINK_UNSAFE = re.compile(r"[\[\]|#^\n\r]")
-_INERT = re.compile(r"[\[\]<>!|^%`$\\*_~=#&{}]")
+# what a wikilink's target cannot hold, or what would be read as markup inside one
+_LINK_UNSAFE = re.compile(r"[\[\]|#^<>`\\%$]")
+# what Markdown or Obsidian act on inline (a `\\` too: `inert` takes it before `agent_text` adds its escapes)
+_INERT = re.compile(r"[\[\]<>!|^%`$*_~=#&{}\\]")
+# every line break Obsidian (CodeMirror) or CommonMark may honour: CRLF, CR, NEL, LS, PS, VT, FF
+_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
+_COMMENT = re.compile("%(?=%)")  # each `%` of a `%%` (an Obsidian comment's bound)
+_TICKS = re.compile("`+")
 _MARKER = re.compile(r"%% mc:begin ([0-9a-f]{12}|head) %%")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
 
@@ -65,25 +76,41 @@ def is_note_file(rel: str, note: str | None) -> bool:
     return folder == want_folder and (name == want or (name.startswith(want[:-3]) and bool(CONFLICT.search(name))))
 
 
+def agent_text(text: str, block: bool = False) -> str:
+    """The quoting rule every string an agent wrote goes through before it enters the note. A
+    `block` (a body, a value) keeps its lines, every line break Obsidian or CommonMark may honour
+    (CR, CRLF, NEL, LS, PS, VT, FF) made the `\\n` the note's reader splits on, so that what
+    fences it sees every line it holds; a name or a title (not `block`) shows each break as an
+    escape (`\\r`), on one line. Every other unprintable character is an escape too
+    (`names.printable`: a name's bytes that are not UTF-8 are `\\xff`, so the note stays UTF-8),
+    and a `%%` (an Obsidian comment's bound) holds a zero-width space."""
+    text = printable_block(_BREAKS.sub("\n", text)) if block else printable(text)
+    return _COMMENT.sub("%\u200b", text)
+
+
 def inert(text: str, limit: int = 200) -> str:
     """Text an agent controls (a title, a reason) on one line with nothing Obsidian would act on:
-    no link, embed, HTML, comment, tag, math or emphasis characters."""
-    line = " ".join(_INERT.sub(" ", text).split())
+    no link, embed, HTML, comment, tag, math or emphasis characters; line breaks are spaces."""
+    line = " ".join(agent_text(" ".join(_INERT.sub(" ", text).split())).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def link(path: str, label: str | None = None) -> str:
-    """A `[[wikilink]]` to a vault file (a note without its `.md`), or the path as inert text when
-    its name holds what a wikilink cannot."""
-    if _LINK_UNSAFE.search(path) or "%%" in path:
-        return f"{inert(path)} (no link: its name holds [ ] | # ^)"
+    """A `[[wikilink]]` to a vault file (a note without its `.md`), or the name as `code` when it
+    holds what a wikilink cannot (or what the quoting rule changes)."""
+    if _LINK_UNSAFE.search(path) or agent_text(path) != path:
+        return f"{code(path)} (no link: its name holds what a link cannot)"
     target = path[:-3] if path.endswith(".md") else path
     return f"[[{target}|{inert(label)}]]" if label and inert(label) else f"[[{target}]]"
 
 
-def code(path: str) -> str:
-    """A path shown as inline code (a file Obsidian does not list, in a dot-folder), or inert."""
-    return f"`{path}`" if "`" not in path and "\n" not in path and "%%" not in path else inert(path)
+def code(name: str) -> str:
+    """A name (a path, a folder) as inline code no character of it can end: on one line
+    (`agent_text`), between backtick runs longer than any in it."""
+    shown = agent_text(name)
+    ticks = "`" * (1 + max((len(run) for run in _TICKS.findall(shown)), default=0))
+    pad = " " if shown.startswith(("`", " ")) or shown.endswith(("`", " ")) else ""
+    return f"{ticks}{pad}{shown}{pad}{ticks}"
 
 
 def obsidian_url(vault_name: str, path: str) -> str:
@@ -94,12 +121,13 @@ def obsidian_url(vault_name: str, path: str) -> str:
 
 
 def fenced(text: str) -> list[str]:
-    """`text` as a code block no line of it can close: the fence is longer than any in it, and
-    tagged `text`, so nothing in it runs (dataview, HTML, embeds) or is read as a task."""
-    longest = max((len(m.group(1)) for m in _FENCE.finditer(text)), default=0)
+    """`text` (`agent_text`, a block) as a code block no line of it can close: the fence is longer
+    than any in it once every line break is one, and tagged `text`, so nothing in it runs
+    (dataview, HTML, embeds) or is read as a task."""
+    body = agent_text(text, block=True).rstrip("\n")
+    longest = max((len(m.group(1)) for m in _FENCE.finditer(body)), default=0)
     fence = "`" * max(3, longest + 1)
-    body = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n").split("\n")
-    return [f"{fence}text", *body, fence]
+    return [f"{fence}text", *body.split("\n"), fence]
 
 
 @dataclass(frozen=True)
@@ -196,7 +224,7 @@ def head_section(head: Head) -> Section:
     lines = [BEGIN.format(id=HEAD), "", "# Inbox review", ""]
     total = sum(n for _, n in head.counts)
     if total:
-        lines.append(f"{total} waiting: " + ", ".join(f"{n} {code}" for code, n in head.counts) + ".")
+        lines.append(f"{total} waiting: " + ", ".join(f"{n} {inert(why)}" for why, n in head.counts) + ".")
     else:
         lines.append("Nothing waits for you.")
     lines += ["", "Tick one box per item: the next sweep applies it (a tick is as trusted as write access)."]
@@ -217,7 +245,7 @@ def head_section(head: Head) -> Section:
 def item_section(item: Item) -> Section:
     sid = item.id
     lines = [BEGIN.format(id=sid), "", f"## {link(item.inbox, item.title or item.inbox)}", ""]
-    lines.append(f"Waits: **{item.code}**: {inert(item.words)}.")
+    lines.append(f"Waits: **{inert(item.code)}**: {inert(item.words)}.")
     if item.uncertainty:
         lines.append(f"Curator: {inert(item.uncertainty, 400)}.")
     if item.concerns:
@@ -354,26 +382,58 @@ def _unticked(line: str) -> str:
 
 
 def _compare(section: Section, got: Sequence[str]) -> Tick | None:
-    """The ticks of `got` if it is `section` but for boxes (and the words after a drop's verb)."""
+    """The ticks of `got` if it is `section` but for the boxes of its own task lines (and the
+    words after a drop's verb); any other line changed, a quoted one included, and it is not."""
     if len(got) != len(section.lines):
         return None
+    tasks = _task_lines(section)
     ticked: list[str] = []
     reason: str | None = None
-    for mine, theirs in zip(section.lines, got, strict=True):
+    for n, (mine, theirs) in enumerate(zip(section.lines, got, strict=True)):
         if mine.rstrip() == theirs.rstrip():
             continue
-        block = _BLOCK.search(mine)
-        want, have = _TASK.match(mine), _TASK.match(theirs.rstrip())
-        if block is None or want is None or have is None:
+        task = tasks.get(n)
+        box = None if task is None else _box(mine, theirs.rstrip(), task[1])
+        if task is None or box is None:
             return None
-        said = _said(mine, theirs.rstrip(), block.group("verb"))
-        if said is None:
-            return None
-        if have.group("box") in "xX":
-            ticked.append(block.group("id") if section.id == HEAD else block.group("verb"))
-            if block.group("verb") == DROP:
-                reason = said or None
+        if box[0]:
+            ticked.append(task[0])
+            reason = (box[1] or None) if task[1] == DROP else reason
     return Tick(section.id, tuple(ticked), reason)
+
+
+def _task_lines(section: Section) -> dict[int, tuple[str, str]]:
+    """line -> (what a tick on it says: the verb, in the head the drop's id; the verb) for the
+    curator's own task lines: outside every fence of the section (the quote of an agent's text),
+    a task line whose block id is one the section offers at that place."""
+    tasks: dict[int, tuple[str, str]] = {}
+    fence: str | None = None
+    for n, line in enumerate(section.lines):
+        opened = _FENCE.match(line)
+        if fence is None and opened:
+            fence = opened.group(1)
+            continue
+        if fence is not None:
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = None
+            continue
+        block, task = _BLOCK.search(line), _TASK.match(line)
+        if block is None or task is None:
+            continue
+        sid, verb = block.group("id"), block.group("verb")
+        key = sid if section.id == HEAD and verb == RESTORE else verb if sid == section.id else None
+        if key is not None and key in section.tasks:
+            tasks[n] = (key, verb)
+    return tasks
+
+
+def _box(mine: str, theirs: str, verb: str) -> tuple[bool, str] | None:
+    """A task line of ours as the person left it: (ticked, the words they added after its verb,
+    which only a drop takes), or None when it is not that line with its box toggled. The one
+    place a tick is parsed."""
+    have = _TASK.match(theirs)
+    said = None if have is None else _said(mine, theirs, verb)
+    return None if have is None or said is None else (have.group("box") in "xX", said)
 
 
 def _said(mine: str, theirs: str, verb: str) -> str | None:
