@@ -10,10 +10,8 @@ it, is only ever compared, never read: a `- [x]` or a `^mc-` id inside it is not
 section it or anyone else changed (a line added, a line lost, a half-saved note) is `mangled`,
 and nothing of it is applied.
 
-Every string an agent wrote (a body, a value, a title, a file or folder name, a reason) enters
-the note through one quoting rule (`agent_text`), then in one of four forms: `fenced` (a body),
-`inert` (a title, a reason), `code` (a name), `link` (a name Obsidian can link). A tick is read
-only from the curator's own task lines (`_task_lines`): never from a quote.
+Every string an agent wrote enters the note through `core.review_quote`'s one quoting rule. A
+tick is read only from the curator's own task lines (`_task_lines`): never from a quote.
 """
 
 from __future__ import annotations
@@ -26,7 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_curator.core.names import CONFLICT, printable, printable_block
+from memory_curator.core.names import CONFLICT
+from memory_curator.core.review_quote import FENCE, code, fenced, inert, link
 
 DEFAULT_PATH = "_meta/Inbox review.md"
 BEGIN = "%% mc:begin {id} %%"
@@ -49,16 +48,7 @@ VERBS: Mapping[str, str] = {
 DROPPED_IN_REVIEW = "dropped in review"
 _TASK = re.compile(r"^(?P<lead>\s*[-*+] \[)(?P<box>[ xX])(?P<rest>\] .*)$")
 _BLOCK = re.compile(r" \^mc-(?P<id>[0-9a-f]{12})-(?P<verb>[a-z]+)\s*$")
-# what a wikilink's target cannot hold, or what would be read as markup inside one
-_LINK_UNSAFE = re.compile(r"[\[\]|#^<>`\\%$]")
-# what Markdown or Obsidian act on inline (a `\\` too: `inert` takes it before `agent_text` adds its escapes)
-_INERT = re.compile(r"[\[\]<>!|^%`$*_~=#&{}\\]")
-# every line break Obsidian (CodeMirror) or CommonMark may honour: CRLF, CR, NEL, LS, PS, VT, FF
-_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
-_COMMENT = re.compile("%(?=%)")  # each `%` of a `%%` (an Obsidian comment's bound)
-_TICKS = re.compile("`+")
 _MARKER = re.compile(r"%% mc:begin ([0-9a-f]{12}|head) %%")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
 
 
 def item_id(*parts: str | None) -> str:
@@ -76,58 +66,11 @@ def is_note_file(rel: str, note: str | None) -> bool:
     return folder == want_folder and (name == want or (name.startswith(want[:-3]) and bool(CONFLICT.search(name))))
 
 
-def agent_text(text: str, block: bool = False) -> str:
-    """The quoting rule every string an agent wrote goes through before it enters the note. A
-    `block` (a body, a value) keeps its lines, every line break Obsidian or CommonMark may honour
-    (CR, CRLF, NEL, LS, PS, VT, FF) made the `\\n` the note's reader splits on, so that what
-    fences it sees every line it holds; a name or a title (not `block`) shows each break as an
-    escape (`\\r`), on one line. Every other unprintable character is an escape too
-    (`names.printable`: a name's bytes that are not UTF-8 are `\\xff`, so the note stays UTF-8),
-    and a `%%` (an Obsidian comment's bound) holds a zero-width space."""
-    text = printable_block(_BREAKS.sub("\n", text)) if block else printable(text)
-    return _COMMENT.sub("%\u200b", text)
-
-
-def inert(text: str, limit: int = 200) -> str:
-    """Text an agent controls (a title, a reason) on one line with nothing Obsidian would act on:
-    no link, embed, HTML, comment, tag, math or emphasis characters; line breaks are spaces."""
-    line = " ".join(agent_text(" ".join(_INERT.sub(" ", text).split())).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def link(path: str, label: str | None = None) -> str:
-    """A `[[wikilink]]` to a vault file (a note without its `.md`), or the name as `code` when it
-    holds what a wikilink cannot (or what the quoting rule changes)."""
-    if _LINK_UNSAFE.search(path) or agent_text(path) != path:
-        return f"{code(path)} (no link: its name holds what a link cannot)"
-    target = path[:-3] if path.endswith(".md") else path
-    return f"[[{target}|{inert(label)}]]" if label and inert(label) else f"[[{target}]]"
-
-
-def code(name: str) -> str:
-    """A name (a path, a folder) as inline code no character of it can end: on one line
-    (`agent_text`), between backtick runs longer than any in it."""
-    shown = agent_text(name)
-    ticks = "`" * (1 + max((len(run) for run in _TICKS.findall(shown)), default=0))
-    pad = " " if shown.startswith(("`", " ")) or shown.endswith(("`", " ")) else ""
-    return f"{ticks}{pad}{shown}{pad}{ticks}"
-
-
 def obsidian_url(vault_name: str, path: str) -> str:
     """`obsidian://open?vault=…&file=…`: what opens the note in Obsidian with one click."""
     target = path[:-3] if path.endswith(".md") else path
     quote = urllib.parse.quote
     return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
-
-
-def fenced(text: str) -> list[str]:
-    """`text` (`agent_text`, a block) as a code block no line of it can close: the fence is longer
-    than any in it once every line break is one, and tagged `text`, so nothing in it runs
-    (dataview, HTML, embeds) or is read as a task."""
-    body = agent_text(text, block=True).rstrip("\n")
-    longest = max((len(m.group(1)) for m in _FENCE.finditer(body)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [f"{fence}text", *body.split("\n"), fence]
 
 
 @dataclass(frozen=True)
@@ -409,7 +352,7 @@ def _task_lines(section: Section) -> dict[int, tuple[str, str]]:
     tasks: dict[int, tuple[str, str]] = {}
     fence: str | None = None
     for n, line in enumerate(section.lines):
-        opened = _FENCE.match(line)
+        opened = FENCE.match(line)
         if fence is None and opened:
             fence = opened.group(1)
             continue
