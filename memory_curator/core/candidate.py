@@ -181,7 +181,18 @@ def not_carried(candidate: Candidate) -> frozenset[str]:
     `task_id`…), and the person-only keys it claims (`user_approved`): the candidate's
     original, kept in the content store and its audit copy, still holds them."""
     bookkeeping = candidate.surface.not_carried if candidate.surface else BOOKKEEPING
-    return frozenset(bookkeeping) | candidate.person_only
+    return frozenset(bookkeeping) | candidate.person_only | person_only_keys(candidate)
+
+
+def person_only_keys(candidate: Candidate) -> frozenset[str]:
+    """The candidate's keys that name a person-only field in another spelling (`Approved_By`,
+    `REVIEWED`, `user-approved`): a claim like the field itself, never read, never carried."""
+    wanted = {_folded(name) for name in candidate.person_only}
+    return frozenset(key for key in candidate.frontmatter if _folded(key) in wanted)
+
+
+def _folded(key: str) -> str:
+    return str(key).strip().casefold().replace("-", "_")
 
 
 def infer_surface(frontmatter: Mapping[str, Any], rules: Rules) -> Surface | None:

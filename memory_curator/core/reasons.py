@@ -12,9 +12,10 @@ from collections.abc import Mapping
 
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.decide import PRIVATE, Decision
+from memory_curator.core.veil import PRIVATE_NOTE
 
 CODES: Mapping[str, str] = {
-    "private": "it carries a privacy tag; only a person may approve sharing it",
+    "private": "it carries a privacy tag, or a private note decides it; only a person may approve sharing it",
     "too-large": "the file is over the rules' max_candidate_bytes; it is never read",
     "contradiction": "a different value than the note's, and no time says which is current",
     "persons-note": "it matches a note of yours, which only you change",
@@ -48,6 +49,7 @@ _PREFIXES = (
     ("empty file", "empty"),
     ("never settled", "unsettled"),
     (PRIVATE, "private"),
+    (PRIVATE_NOTE, "private"),
 )
 
 
