@@ -200,3 +200,23 @@ def test_rules_check_names_the_line_of_a_bad_allow_entry(vault: Path, capsys: py
     assert code == 1
     assert "'allow'" in out + err and "SHA-1" in out + err
     assert f"inbox-rules.md:{at + 3}:" in out + err
+
+
+@pytest.mark.parametrize("place", PLACES)
+def test_the_terminal_review_shows_the_item_with_each_credential_masked(place: str) -> None:
+    from rich.console import Console
+
+    from memory_curator.cli.review_screen import _candidate_panel
+    from memory_curator.core import candidate as cand
+    from memory_curator.store.rules_file import DEFAULT_RULES, load
+
+    for name, _kind, credential in CREDENTIALS:
+        frontmatter, body = placed(credential, place)
+        item = cand.build(fact("svc", place, frontmatter, body), f"_inbox/a/{name}.md", "a", load(DEFAULT_RULES))
+        console = Console(width=400, record=True)
+        console.print(_candidate_panel(item))
+        screen = console.export_text()
+        assert any(f.masked in screen for f in item.secrets), (name, place)  # overlapping finds: the longer shown
+        for finding in item.secrets:
+            key = [part.strip() for part in finding.secret.split("\n") if "-----" not in part]  # not the header
+            assert not any(part in screen for part in key), (name, place)

@@ -115,9 +115,16 @@ def elsewhere(findings: tuple[Finding, ...]) -> str:
     return f"holds a credential ({named}): drop it, or edit it out; approved only in `memory-curator review`"
 
 
-def masked_text(text: str, findings: Iterable[Finding]) -> str:
+def masked_text(text: str, findings: Iterable[Finding], anywhere: bool = False) -> str:
     """`text` with each finding's secret replaced by its masked form, on its own line only (a
-    password `pass` leaves the word `password` elsewhere alone); a private key block whole."""
+    password `pass` leaves the word `password` elsewhere alone); a private key block whole.
+    `anywhere`: a part of the file (a value, the body), whose lines are not the file's."""
+    if anywhere:
+        for finding in sorted(findings, key=lambda f: -len(f.secret)):
+            parts = [p.strip() for p in finding.secret.split("\n")] if finding.kind == PRIVATE_KEY else [finding.secret]
+            for number, part in enumerate(p for p in parts if p):
+                text = text.replace(part, finding.masked if number == 0 else "…")
+        return text
     lines = text.split("\n")
     for finding in sorted(findings, key=lambda f: (-f.line, -len(f.secret))):  # bottom up: a block folds to one line
         index = finding.line - 1
