@@ -182,8 +182,9 @@ def test_the_allow_list_lets_a_known_value_pass_by_its_sha1(
 ) -> None:
     rules = vault / "_meta/inbox-rules.md"
     allowed = hashed("AKIAIOSFODNN7EXAMPLE")
-    text = rules.read_text().replace("settings:\n", f"settings:\n  secrets:\n    allow: [{allowed}]\n", 1)
-    rules.write_text(text)
+    text = rules.read_text()
+    assert "    allow: []" in text
+    rules.write_text(text.replace("    allow: []", f"    allow: [{allowed}]", 1))
     write_candidate(vault, "doc-example.md", fact("awsdocs", "example-key", body="The docs use AKIAIOSFODNN7EXAMPLE."))
     result = invoke("run", "--vault", str(vault), "--json")
     actions = {a["inbox_path"]: a for ag in json.loads(result.output)["agents"] for a in ag["actions"]}
@@ -193,13 +194,13 @@ def test_the_allow_list_lets_a_known_value_pass_by_its_sha1(
 def test_rules_check_names_the_line_of_a_bad_allow_entry(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rules = vault / "_meta/inbox-rules.md"
     lines = rules.read_text().split("\n")
-    at = lines.index("settings:")
-    lines[at + 1 : at + 1] = ["  secrets:", "    allow: [not-a-hash]"]
+    at = next(n for n, line in enumerate(lines) if line.startswith("    allow: []"))
+    lines[at] = "    allow: [not-a-hash]"
     rules.write_text("\n".join(lines))
     code, out, err = cli(capsys, "rules", "check", "--vault", str(vault))
     assert code == 1
     assert "'allow'" in out + err and "SHA-1" in out + err
-    assert f"inbox-rules.md:{at + 3}:" in out + err
+    assert f"inbox-rules.md:{at + 1}:" in out + err
 
 
 @pytest.mark.parametrize("place", PLACES)
