@@ -38,6 +38,8 @@ from memory_curator.core.facts import Querier
 from memory_curator.core.notes import all_tags, content_hash, parse
 from memory_curator.core.privacy import privacy_tags, withheld
 from memory_curator.core.reasons import CODES
+from memory_curator.core.secrets import elsewhere as secret_elsewhere
+from memory_curator.core.secrets import masked_text
 from memory_curator.core.text import iso, one_line
 from memory_curator.index.store import notes as indexed_notes
 from memory_curator.store import journal_digest, recovery, writer
@@ -480,6 +482,9 @@ def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes,
         why = "private content (" + ", ".join(candidate.privacy) + "): approved only in `memory-curator review`"
         quoted = "(private content is not quoted here: the note is visible in search and synced)"
         return _with(base, quoted=quoted, offers=_closing(), elsewhere=why), True
+    if candidate.secrets:  # quoted masked; only drop or leave here: approving it is a terminal act
+        quoted = _quote(desk, masked_text(raw.decode("utf-8"), candidate.secrets), None)
+        return _with(base, quoted=quoted, offers=_closing(), elsewhere=secret_elsewhere(candidate.secrets)), True
     try:
         view: View | None = evaluate(desk, querier.get(), candidate, for_note=True)
     except Exception:  # a bug met on one item stays that item's (the note offers no write for it)

@@ -17,6 +17,7 @@ from memory_curator.core.conditions import Cond, Subject, evaluate
 from memory_curator.core.facts import Facts
 from memory_curator.core.ownership import claims
 from memory_curator.core.rules import Criterion, DropRule, Rules, Settings
+from memory_curator.core.secrets import reason as secret_reason
 
 Verdict = Literal["promote", "patch", "drop", "needs_review"]
 Value = bool | None  # a criterion's value; None is undecided
@@ -65,6 +66,8 @@ def subject_of(candidate: Candidate, facts: Facts, settings: Settings | None = N
 
 def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict | None = None) -> Decision:
     surface = candidate.surface.name if candidate.surface else None
+    if candidate.secrets:  # first: a credential waits for a person (who may rotate it), whatever else holds
+        return Decision("needs_review", secret_reason(candidate.secrets), surface, candidate.target)
     if candidate.note.problem:
         return Decision("needs_review", candidate.note.problem, surface)
     if veil.decided_privately(facts):  # never dropped as known, never patched: a person sees it

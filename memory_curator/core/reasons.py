@@ -12,9 +12,11 @@ from collections.abc import Mapping
 
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.decide import PRIVATE, Decision
+from memory_curator.core.secrets import SECRET
 from memory_curator.core.veil import PRIVATE_NOTE
 
 CODES: Mapping[str, str] = {
+    "secret": "it holds a credential (an API key, a password, a private key); it never becomes a note",
     "private": "it carries a privacy tag, or a private note decides it; only a person may approve sharing it",
     "too-large": "the file is over the rules' max_candidate_bytes; it is never read",
     "contradiction": "a different value than the note's, and no time says which is current",
@@ -50,11 +52,14 @@ _PREFIXES = (
     ("never settled", "unsettled"),
     (PRIVATE, "private"),
     (PRIVATE_NOTE, "private"),
+    (SECRET + " (", "secret"),
 )
 
 
 def reason_code(decision: Decision, candidate: Candidate | None = None) -> str:
     """The stable code of a needs_review decision (any other verdict: its rule, or `other`)."""
+    if candidate is not None and candidate.secrets:
+        return "secret"
     if decision.contradiction or decision.reason.startswith("contradiction"):
         return "contradiction"
     for prefix, code in _PREFIXES:
