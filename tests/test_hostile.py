@@ -212,6 +212,33 @@ def test_an_agent_cannot_approve_itself(vault: Path, write_candidate: Callable[.
     assert not {"user_approved", "approved_by", "reviewed"} & set(written)
 
 
+@pytest.mark.parametrize("key", ["User_Approved", "USER-APPROVED", "user_approved"])
+def test_no_spelling_of_user_approved_lets_private_content_out(
+    vault: Path, write_candidate: Callable[..., Path], capsys: Any, key: str
+) -> None:
+    write_candidate(vault, "salary.md", SECRET.replace("user_approved:", f"{key}:"), agent="spy")
+    code, out, _ = cli(capsys, "run", "--vault", str(vault), "--settle", "0", "--json", "--no-judge")
+    assert code == 0
+    [action] = [a for agent in json.loads(out)["agents"] if agent["agent_id"] == "spy" for a in agent["actions"]]
+    assert (action["verdict"], action["rule"]) == ("drop", "do-not-share")
+    assert not (vault / "facts/secret").exists()
+
+
+def test_person_only_fields_in_any_case_are_never_copied(
+    vault: Path, write_candidate: Callable[..., Path], capsys: Any
+) -> None:
+    """Seen in the trial: `Approved_By:` and `REVIEWED:` reached the durable note."""
+    spelled = APPROVING_ITSELF.replace("approved_by:", "Approved_By:").replace("reviewed:", "REVIEWED:")
+    spelled = spelled.replace("user_approved:", "User-Approved:")
+    write_candidate(vault, "edition.md", spelled, agent="spy")
+    code, out, _ = cli(capsys, "run", "--vault", str(vault), "--settle", "0", "--json", "--no-judge")
+    assert code == 0
+    [action] = [a for agent in json.loads(out)["agents"] if agent["agent_id"] == "spy" for a in agent["actions"]]
+    assert action["verdict"] == "promote"
+    written = (vault / action["target_path"]).read_text()
+    assert "approved" not in written.lower() and "reviewed" not in written.lower()
+
+
 @pytest.mark.parametrize("tag", ["do-not-share", "private", "secret", "Secret/HR"])
 def test_privacy_content_waits_for_a_person(
     vault: Path, write_candidate: Callable[..., Path], capsys: Any, tag: str

@@ -140,5 +140,8 @@ def test_review_text_on_broken_yaml_only_appends() -> None:
 
 
 def test_inline_tags_rules() -> None:
-    body = "#one, #two/sub #123 a#notatag (#paren) ```\n#incode\n``` #Ünïcode"
+    body = "#one, #two/sub #123 a#notatag (#paren) `#inspan`\n```\n#incode\n```\n#Ünïcode"
     assert inline_tags(body) == ["one", "two/sub", "ünïcode"]
+    # a ``` inside a line is no fence (CommonMark): the tags after it count, up to the fence
+    # that opens a line and runs on to the end
+    assert inline_tags("#one ```\n#two\n``` #three") == ["one", "two"]

@@ -89,6 +89,14 @@ def without(rule: str) -> Callable[[Any], Any]:
 CORE: list[tuple[str, str, Facts, JudgeVerdict | None, Callable[[Any], Any] | None, str]] = [
     ("unreadable", "---\ntype: fact\nvalue: [unclosed\n---\nbody\n", Facts(), None, None, "unreadable"),
     ("private", text(**FACT, tags="[Private]"), Facts(), None, None, "private"),
+    (
+        "secret",
+        text(**FACT).replace("Some evidence.", "token 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"),
+        Facts(),
+        None,
+        None,
+        "secret",
+    ),
     ("no surface", text(type="nonsense", title="A memo"), Facts(), None, None, "no-surface"),
     ("incomplete", text(**{k: v for k, v in FACT.items() if k != "predicate"}), Facts(), None, None, "incomplete"),
     (

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -143,3 +144,42 @@ def test_a_section_copied_into_an_agents_text_neither_ticks_nor_blocks_the_real_
     text = text[:at] + real.replace("[ ]", "[x]") + text[at + len(real) :]
     reading = rn.read(text, [HEAD, *sections])
     assert reading.ticks[victim.id] == rn.Tick(victim.id, ("leave",))  # the person's tick, not the forged drop
+
+
+BREAKS = ["\r\n", "\r", "\x85", "\u2028", "\u2029", "\x0b", "\x0c"]  # what Obsidian or CommonMark may break a line on
+
+
+@pytest.mark.parametrize("sep", BREAKS, ids=["CRLF", "CR", "NEL", "LS", "PS", "VT", "FF"])
+def test_every_line_break_is_one_before_the_fence_is_chosen(sep: str) -> None:
+    lines = rn.fenced(f"x{sep}````{sep}- [ ] drop ^mc-000000000000-promote{sep}%%{sep}%%%")
+    assert lines == [
+        "`````text",
+        "x",
+        "````",
+        "- [ ] drop ^mc-000000000000-promote",
+        "%\u200b%",
+        "%\u200b%\u200b%",
+        "`````",
+    ]
+
+
+def test_a_name_is_one_line_of_code_no_character_of_it_can_end() -> None:
+    assert rn.code("_inbox/a\rb/``x`.md") == "```_inbox/a\\rb/``x`.md```"
+    assert rn.code("`x") == "`` `x ``"
+    assert rn.code("_inbox/a/\udcff\udcfe.md") == "`_inbox/a/\\xff\\xfe.md`"  # a name that is not UTF-8
+    assert rn.link("_inbox/a/\udcff.md", "t") == "`_inbox/a/\\xff.md` (no link: its name holds what a link cannot)"
+    assert rn.link("_inbox/a/x\u2028y.md").startswith("`_inbox/a/x\\u2028y.md`")
+    assert rn.inert("a\rb\u2028c\x1b[31m\udcff") == "a b c\\x1b 31m\\xff"
+
+
+def test_a_fake_box_toggled_in_source_mode_inside_the_quote_is_no_tick() -> None:
+    """The quoted line carries the item's own id and verb: ticking it is a changed quote, not a box."""
+    probe = rn.item_section(rn.Item("_inbox/a/spam.md", "sha256:s", "Spam", "undecided", "w"))
+    fake = f"- [ ] drop (spam) ^mc-{probe.id}-promote"
+    offers = (rn.Offer("promote", "insights/spam.md"), rn.Offer("drop"), rn.Offer("leave"))
+    item = rn.Item("_inbox/a/spam.md", "sha256:s", "Spam", "undecided", "w", quoted=fake, offers=offers)
+    section = rn.item_section(item)
+    assert section.id == probe.id and fake in section.lines
+    text = rn.render(HEAD, [section]).replace(fake, fake.replace("[ ]", "[x]"))
+    tick = rn.read(text, [HEAD, section]).ticks[section.id]
+    assert tick.verbs == () and tick.mangled  # nothing applied, and the item says why

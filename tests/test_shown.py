@@ -274,3 +274,27 @@ def test_review_on_a_terminal_shows_every_payload_escaped(
         "+Body \\x1b[2Jpwned line",
     ):
         assert escaped in seen.replace("\r\n", "\n"), escaped
+
+
+MARKS = "\u200e\u200f\u061c\u202a\u202e\u2066\u2069\x7f\x85\x1b"
+
+
+def test_json_escapes_bidi_marks_and_controls_byte_for_byte() -> None:
+    """Seen: `--json` kept U+200E, U+200F, U+061C and DEL raw (the terminal showing it obeys them)."""
+    from memory_curator.cli.render import json_text
+
+    text = json_text({"reason": f"a{MARKS}b"})
+    assert text == '{"reason": "a\\u200e\\u200f\\u061c\\u202a\\u202e\\u2066\\u2069\\u007f\\u0085\\u001bb"}'
+    assert json.loads(text) == {"reason": f"a{MARKS}b"}  # valid JSON, the same text
+
+
+def test_run_json_shows_a_file_name_with_bidi_marks_escaped(
+    vault: Path, write_candidate: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "pay\u200e\u200f\u061c\x7f.md"
+    write_candidate(vault, name, "---\ntype: insight\ntitle: Pay\n---\nBody.\n", agent="spy")
+    _, out, _ = cli(capsys, "run", "--dry-run", "--json", "--vault", str(vault))
+    assert not set("\u200e\u200f\u061c\x7f") & set(out)
+    assert "pay\\u200e\\u200f\\u061c\\u007f.md" in out
+    paths = [a["inbox_path"] for agent in json.loads(out)["agents"] for a in agent["actions"]]
+    assert f"_inbox/spy/{name}" in paths

@@ -187,7 +187,7 @@ def _candidate_tools(server: MCPServer, ctx: Context, who: Callable[[str | None]
         text = _text(ctx, markdown, fields, body)
 
         def verdict() -> Checked:
-            found = checking.check_text(ctx, text, ORIGIN, agent=who(agent), with_context=True)
+            found = checking.check_text(ctx, text, ORIGIN, agent=who(agent), with_context=True, for_agent=True)
             return found.to_json()  # type: ignore[return-value]  # the TypedDict is its JSON's schema
 
         return _guard(verdict)

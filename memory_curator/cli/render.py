@@ -80,9 +80,11 @@ def print_table(console: Console, table: Table) -> None:
         console.width = width
 
 
-# What JSON leaves raw with ensure_ascii=False and a terminal must not get: C1 controls, line and
-# paragraph separators, bidi overrides, and lone surrogates (a file name's bytes that are not UTF-8).
-_RAW_IN_JSON = re.compile("[\x80-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# What JSON leaves raw with ensure_ascii=False and a terminal must not get: DEL and C1 controls,
+# line and paragraph separators, bidi marks (U+200E, U+200F, U+061C), overrides and isolates, and
+# lone surrogates (a file name's bytes that are not UTF-8): `names.printable`'s set, less the C0
+# controls JSON escapes itself.
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def shown(text: object) -> str:

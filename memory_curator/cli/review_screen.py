@@ -24,6 +24,7 @@ from memory_curator.core import compose
 from memory_curator.core.merge import Settle
 from memory_curator.core.names import printable
 from memory_curator.core.notes import plain
+from memory_curator.core.secrets import masked_text
 
 SETTLE_KEYS: dict[str, tuple[Settle, str]] = {
     "n": ("new", "take the new value (old → history)"),
@@ -140,8 +141,9 @@ def _candidate_panel(candidate: cand.Candidate) -> Panel:
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in candidate.frontmatter.items():
-        table.add_row(shown(key), shown_block(_value(plain(value))))
-    body = shown_block(compose.strip_review_mark(candidate.note.body).strip() or "(empty body)")
+        table.add_row(shown(key), shown_block(masked_text(_value(plain(value)), candidate.secrets, anywhere=True)))
+    text = masked_text(compose.strip_review_mark(candidate.note.body), candidate.secrets, anywhere=True)
+    body = shown_block(text.strip() or "(empty body)")
     parts: list[RenderableType] = [table, Rule(style="dim"), body] if table.row_count else [body]
     if candidate.note.problem:
         parts.insert(0, shown_block(candidate.note.problem, style="red"))

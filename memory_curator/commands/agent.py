@@ -14,6 +14,7 @@ from memory_curator.core.names import DROPPED, INBOX, printable
 from memory_curator.core.notes import parse, plain
 from memory_curator.core.privacy import withheld
 from memory_curator.core.review_note import is_note_file
+from memory_curator.core.secrets import not_served
 from memory_curator.core.text import parse_day
 from memory_curator.index import querier as index
 from memory_curator.store.paths import safe_join
@@ -50,7 +51,7 @@ def read_note(ctx: Context, path: str, include_dropped: bool = False) -> dict[st
         raise CuratorError(f"{printable(path)}: {size} bytes, over the {NOTE_MAX_BYTES // 1024} KiB a read returns")
     text = full.read_bytes().decode("utf-8", errors="replace")
     note = parse(text)
-    private = withheld(note, ctx.rules.settings.privacy_tags, dropped)
+    private = withheld(note, ctx.rules.settings.privacy_tags, dropped) or not_served(text, ctx.rules.settings.secrets)
     if private:
         raise CuratorError(f"{printable(path)}: {private}")
     return {"path": rel, "frontmatter": plain(note.frontmatter), "body": note.body, "problem": note.problem}
@@ -94,7 +95,8 @@ def _served(ctx: Context, querier: index.IndexQuerier, rows: list[dict[str, Any]
         if len(served) == limit:
             break
         note = querier.note_at(row["path"])
-        if note is not None and withheld(note.note, ctx.rules.settings.privacy_tags):
+        settings = ctx.rules.settings
+        if note is not None and (withheld(note.note, settings.privacy_tags) or not_served(note.text, settings.secrets)):
             continue
         served.append({**row, "snippet": _snippet(note)})
     return served

@@ -14,9 +14,10 @@ from typing import Any, BinaryIO
 
 from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
+from memory_curator.core import veil
 from memory_curator.core.decide import Decision, decide, explain
 from memory_curator.core.errors import CuratorError
-from memory_curator.core.facts import Facts, gather_facts
+from memory_curator.core.facts import Facts, Querier, gather_facts, private_among, with_neighbours
 from memory_curator.core.names import INBOX, ROOT_AGENT
 from memory_curator.core.notes import render
 from memory_curator.core.rules import Rules
@@ -150,18 +151,23 @@ def check_text(
     with_explanation: bool = False,
     agent: str = ROOT_AGENT,
     with_context: bool = False,
+    for_agent: bool = False,
 ) -> Verdict:
     """The verdict `text` would get now. `with_context` adds what it was compared with (the
     note with its key, its nearest notes) and what it lacks to be promoted (MCP's
-    `check_candidate`)."""
+    `check_candidate`). `for_agent` (MCP, `submit`) answers as if the vault held no private
+    note (`core.veil`): no private note named, quoted or scored, whatever the value."""
     rules = ctx.rules
     note = payload_text(text, origin)
     explanation: list[str] = []
     candidate, facts = None, None
     try:  # whatever this one candidate raises is its verdict, as a sweep would flag it (design §6)
         candidate = cand.build(note, origin, agent, rules)
-        facts = gather_facts(candidate, ctx.querier(ctx, rules), rules.settings)
+        querier = ctx.querier(ctx, rules)
+        facts = gather_facts(candidate, querier, rules.settings)
         decision = decide(candidate, rules, facts)
+        if for_agent:
+            facts, decision = _for_agent(candidate, rules, facts, querier)
         if with_explanation:
             explanation = explain(candidate, rules, facts)
     except IndexUnavailable:
@@ -182,6 +188,23 @@ def check_text(
         _compared_with(facts) if with_context else None,
         (_to_promote(candidate, decision, rules) if decision.verdict != "promote" else ()) if with_context else None,
     )
+
+
+def _for_agent(candidate: cand.Candidate, rules: Rules, facts: Facts, querier: Querier) -> tuple[Facts, Decision]:
+    """The facts and verdict an agent may be told: every private note the facts name left out,
+    the neighbours asked again when the note with the key or the duplicate was one, and
+    `veil.PRIVATE_NOTE` alone when the note with the key is private."""
+    facts = private_among(facts, querier, rules.settings, list(veil.named(facts)))
+    public = veil.veil(facts)
+    if veil.lost_a_note(facts, public):
+        asked = with_neighbours(public, candidate, querier, rules.settings)
+        public = veil.veil(private_among(asked, querier, rules.settings, list(veil.named(asked))))
+    decision = decide(candidate, rules, public)
+    if veil.key_note_private(facts):
+        decision = Decision(
+            "needs_review", veil.PRIVATE_NOTE, decision.surface, candidate.target, criteria={}, code="private"
+        )
+    return public, decision
 
 
 def _compared_with(facts: Facts | None) -> Compared:

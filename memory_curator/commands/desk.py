@@ -294,6 +294,8 @@ class Desk:
         verb, detail = choice
         if verb != "drop" and self.read(rel)[1].privacy:
             raise CuratorError(f"{rel}: private content is approved one item at a time, never in bulk")
+        if verb != "drop" and self.read(rel)[1].secrets:
+            raise CuratorError(f"{rel}: it holds a credential: approved one item at a time, never in bulk")
         if verb == "promote":
             return self._promote(run, rel, detail)
         if verb == "patch":
@@ -317,6 +319,8 @@ class Desk:
         _, candidate = self.read(rel)
         if candidate.digest != digest:
             raise CuratorError(f"{candidate.inbox_path} changed since the review note was written; decide it again")
+        if verb != "drop" and candidate.secrets:  # a tick never lets a credential into a note
+            raise CuratorError(f"{candidate.inbox_path} holds a credential: approved only in `memory-curator review`")
         if verb == "promote":
             if candidate.target != detail:
                 raise CuratorError(f"{candidate.inbox_path} would no longer be promoted to {detail}")

@@ -32,11 +32,14 @@ from memory_curator.commands.review import View, evaluate, flag_of, flag_reasons
 from memory_curator.commands.status import InboxItem
 from memory_curator.core import candidate as cand
 from memory_curator.core import review_note as rn
+from memory_curator.core import review_quote
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
 from memory_curator.core.notes import all_tags, content_hash, parse
-from memory_curator.core.privacy import privacy_tags
+from memory_curator.core.privacy import privacy_tags, withheld
 from memory_curator.core.reasons import CODES
+from memory_curator.core.secrets import elsewhere as secret_elsewhere
+from memory_curator.core.secrets import masked_text
 from memory_curator.core.text import iso, one_line
 from memory_curator.index.store import notes as indexed_notes
 from memory_curator.store import journal_digest, recovery, writer
@@ -47,7 +50,6 @@ from memory_curator.store.state import sweep_lock
 BY = "review-note"
 STATE = "review-note.json"
 CACHE = "review-note-items.json"  # `ItemCache`
-QUOTE_CHARS = 4000
 SWEEPS_SHOWN = 3
 REVIEW_HINT = "Private items and writes into your own notes are decided only in a terminal: `memory-curator review`."
 
@@ -90,7 +92,7 @@ class Memory:
     @classmethod
     def load(cls, state: Path) -> Memory:
         try:
-            data = json.loads((state / STATE).read_text("utf-8"))
+            data = json.loads((state / STATE).read_bytes().decode("utf-8", "surrogatepass"))
         except (OSError, ValueError):
             return cls()
         if not isinstance(data, dict):
@@ -376,7 +378,7 @@ class ItemCache:
         """The cache, for the vault's notes as `notes` has them (None: as a walk finds them now)."""
         seen = fingerprint(notes) if notes is not None else notes_seen(desk)
         try:
-            data = json.loads((desk.state / CACHE).read_text("utf-8"))
+            data = json.loads((desk.state / CACHE).read_bytes().decode("utf-8", "surrogatepass"))
         except (OSError, ValueError):
             return cls(seen, {}, False)
         same = isinstance(data, dict) and data.get("notes") == seen and isinstance(data.get("items"), dict)
@@ -474,11 +476,15 @@ def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory
 def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes, base: rn.Item) -> tuple[rn.Item, bool]:
     """What the item's section shows and offers, as the index and the vault say now, and whether
     that is all of it (False: a bug was met asking the index)."""
-    base = _with(base, title=_title(candidate) or base.title)
+    shown = review_quote.title(candidate.frontmatter, candidate.agent, bool(candidate.privacy))
+    base = _with(base, title=shown or base.title)
     if candidate.privacy:
         why = "private content (" + ", ".join(candidate.privacy) + "): approved only in `memory-curator review`"
         quoted = "(private content is not quoted here: the note is visible in search and synced)"
         return _with(base, quoted=quoted, offers=_closing(), elsewhere=why), True
+    if candidate.secrets:  # quoted masked; only drop or leave here: approving it is a terminal act
+        quoted = _quote(desk, masked_text(raw.decode("utf-8"), candidate.secrets), None)
+        return _with(base, quoted=quoted, offers=_closing(), elsewhere=secret_elsewhere(candidate.secrets)), True
     try:
         view: View | None = evaluate(desk, querier.get(), candidate, for_note=True)
     except Exception:  # a bug met on one item stays that item's (the note offers no write for it)
@@ -488,7 +494,7 @@ def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes,
         base,
         concerns=concerns,
         target_digest=target_digest,
-        quoted=_quote(raw.decode("utf-8"), view),
+        quoted=_quote(desk, raw.decode("utf-8"), view),
         offers=(*offers, *_closing()),
         elsewhere=elsewhere,
     )
@@ -501,16 +507,6 @@ def _with(item: rn.Item, **changes: Any) -> rn.Item:
 
 def _closing() -> tuple[rn.Offer, ...]:
     return rn.Offer(rn.DROP), rn.Offer(rn.LEAVE)
-
-
-def _title(candidate: cand.Candidate) -> str | None:
-    fm = candidate.frontmatter
-    for key in ("title", "name"):
-        if isinstance(fm.get(key), str) and fm[key].strip():
-            return str(fm[key])
-    if fm.get("entity") and fm.get("predicate"):
-        return f"{fm['entity']} {fm['predicate']}"
-    return None
 
 
 def _offers(
@@ -541,16 +537,16 @@ def _offers(
     return (*offers, *(rn.Offer(v, note) for v in verbs)), note, digest, None
 
 
-def _quote(text: str, view: View | None) -> str:
-    """The candidate's text and, for a patch or contradiction, the note's values beside its own."""
-    parts = []
-    if view is not None and view.side is not None:
-        parts.append(f"field | {view.side.note} | this item")
-        parts += [f"{name} | {old} | {new}" for name, old, new in view.side.rows]
-        parts.append("")
-    body = text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS] + "\n… (cut: open the file for the rest)"
-    parts.append(body)
-    return "\n".join(parts)
+def _quote(desk: Desk, text: str, view: View | None) -> str:
+    """The candidate's text and the values of the note beside it, unless that note is private."""
+    side = view.side if view is not None else None
+    if side is None:
+        return review_quote.quote(text, None, (), False)
+    try:
+        private = withheld(parse(safe_join(desk.root, side.note).read_bytes()), desk.rules.settings.privacy_tags)
+    except (OSError, CuratorError):
+        private = "unreadable"  # read as private: nothing of it is quoted
+    return review_quote.quote(text, side.note, side.rows, private is not None)
 
 
 def head_of(

@@ -56,7 +56,7 @@ def submit(ctx: Context, text: str, origin: str, agent: str | None = None, with_
     except OSError as exc:  # the temp file is gone again: nothing half-written is left
         raise CuratorError(f"{folder}/: cannot write the candidate: {exc.strerror or exc}; nothing written") from None
     rel = relpath(root, placed)
-    verdict = checking.check_text(ctx, note, rel, agent=agent_id) if with_check else None
+    verdict = checking.check_text(ctx, note, rel, agent=agent_id, for_agent=True) if with_check else None
     return Submitted(rel, agent_id, verdict)
 
 

@@ -287,7 +287,7 @@ def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
     note with its key (patch, contradiction and person's-note cases stay with the rules)."""
     if candidate.inbox_path in sweep.options.overdue or candidate.note.problem or not candidate.note.text.strip():
         return False
-    if candidate.privacy:  # private content never leaves the machine: a person decides it
+    if candidate.privacy or candidate.secrets:  # neither private content nor a credential leaves the machine
         return False
     try:
         facts, decision = _decide(sweep, candidate, None)

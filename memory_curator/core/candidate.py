@@ -22,6 +22,7 @@ from memory_curator.core.notes import Note, NotEditable, all_tags, content_hash,
 from memory_curator.core.ownership import never_owned
 from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.rules import Rules
+from memory_curator.core.secrets import Finding, scan
 from memory_curator.core.settings import PERSON_ONLY
 from memory_curator.core.surface import BOOKKEEPING, Surface
 
@@ -45,6 +46,7 @@ class Candidate:
     person_only: frozenset[str] = frozenset(PERSON_ONLY)  # its keys a person alone sets: claims, never read
     privacy: tuple[str, ...] = ()  # its privacy tags (`Settings.privacy_tags`): only a person lets it out
     approved: bool = False  # a person decided it in `review`/`resolve`: privacy content approved for sharing
+    secrets: tuple[Finding, ...] = ()  # the credentials in its text (`core.secrets`): it never becomes a note
 
     @property
     def frontmatter(self) -> Mapping[str, Any]:
@@ -72,10 +74,17 @@ def build(raw: bytes | str, inbox_path: str, agent: str, rules: Rules) -> Candid
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8")
     settings = rules.settings
     private = privacy_tags(all_tags(note), settings.privacy_tags)
-    person_only = frozenset(settings.person_only)
+    only = frozenset(settings.person_only)
+    found = credentials(data.decode("utf-8", errors="replace"), rules)
     return Candidate(
-        inbox_path, agent, note, digest, surface, target, problem, missing, data, near, person_only, private
+        inbox_path, agent, note, digest, surface, target, problem, missing, data, near, only, private, False, found
     )
+
+
+def credentials(text: str, rules: Rules) -> tuple[Finding, ...]:
+    """The credentials in a text, as the rules' `secrets` setting has the scan (on, less `allow`)."""
+    wanted = rules.settings.secrets
+    return scan(text, wanted.allow) if wanted.scan else ()
 
 
 def canonical_keys(note: Note, names: tuple[str, ...]) -> Note:
@@ -181,7 +190,18 @@ def not_carried(candidate: Candidate) -> frozenset[str]:
     `task_id`…), and the person-only keys it claims (`user_approved`): the candidate's
     original, kept in the content store and its audit copy, still holds them."""
     bookkeeping = candidate.surface.not_carried if candidate.surface else BOOKKEEPING
-    return frozenset(bookkeeping) | candidate.person_only
+    return frozenset(bookkeeping) | candidate.person_only | person_only_keys(candidate)
+
+
+def person_only_keys(candidate: Candidate) -> frozenset[str]:
+    """The candidate's keys that name a person-only field in another spelling (`Approved_By`,
+    `REVIEWED`, `user-approved`): a claim like the field itself, never read, never carried."""
+    wanted = {_folded(name) for name in candidate.person_only}
+    return frozenset(key for key in candidate.frontmatter if _folded(key) in wanted)
+
+
+def _folded(key: str) -> str:
+    return str(key).strip().casefold().replace("-", "_")
 
 
 def infer_surface(frontmatter: Mapping[str, Any], rules: Rules) -> Surface | None:

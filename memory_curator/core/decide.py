@@ -10,14 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeGuard
 
-from memory_curator.core import evidence
-from memory_curator.core.candidate import Candidate, placement_problem, with_hints
+from memory_curator.core import evidence, veil
+from memory_curator.core.candidate import Candidate, person_only_keys, placement_problem, with_hints
 from memory_curator.core.comparison import Comparison
 from memory_curator.core.conditions import Cond, Subject, evaluate
 from memory_curator.core.facts import Facts
 from memory_curator.core.ownership import claims
 from memory_curator.core.reasons import CODES
 from memory_curator.core.rules import Criterion, DropRule, Rules, Settings
+from memory_curator.core.secrets import reason as secret_reason
 
 Verdict = Literal["promote", "patch", "drop", "needs_review"]
 Value = bool | None  # a criterion's value; None is undecided
@@ -60,7 +61,7 @@ def subject_of(candidate: Candidate, facts: Facts, settings: Settings | None = N
     hidden: anything that arrives through `_inbox/` is agent-written (design §3); a placeholder
     source is no source and a confidence word is its number (`evidence.as_read`). The fields
     only a person sets (`user_approved`…) are hidden the same way: an agent cannot approve itself."""
-    hidden = {*claims(candidate.frontmatter), *candidate.person_only}
+    hidden = {*claims(candidate.frontmatter), *candidate.person_only, *person_only_keys(candidate)}
     read = evidence.as_read(candidate.frontmatter, settings or Settings())
     fields: dict[str, Any] = {k: v for k, v in read.items() if k not in hidden}
     fields["body"] = candidate.note.body
@@ -72,8 +73,12 @@ def subject_of(candidate: Candidate, facts: Facts, settings: Settings | None = N
 
 def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict | None = None) -> Decision:
     surface = candidate.surface.name if candidate.surface else None
+    if candidate.secrets:  # first: a credential waits for a person (who may rotate it), whatever else holds
+        return Decision("needs_review", secret_reason(candidate.secrets), surface, candidate.target, code="secret")
     if candidate.note.problem:
         return Decision("needs_review", candidate.note.problem, surface, code="unreadable")
+    if veil.decided_privately(facts):  # never dropped as known, never patched: a person sees it
+        return Decision("needs_review", veil.PRIVATE_NOTE, surface, candidate.target, code="private")
     subject = subject_of(candidate, facts, rules.settings)
     dropped = _drop(candidate, rules, facts, subject, judge)
     if dropped is not None:

@@ -18,6 +18,7 @@ from memory_curator.core.candidate import Candidate, not_carried
 from memory_curator.core.comparison import new_sentences
 from memory_curator.core.notes import Note, all_tags, parse, wikilinks
 from memory_curator.core.ownership import on_surface
+from memory_curator.core.privacy import withheld
 from memory_curator.core.rules import Rules
 from memory_curator.core.settings import Settings
 
@@ -70,6 +71,7 @@ class Facts:
     semantic: tuple[Neighbour, ...] = ()  # the semantic neighbours (`semantic_neighbours`), scored by cosine
     close: tuple[Neighbour, ...] = ()  # the semantic neighbours that made `semantic_neighbour`
     alike: tuple[Alike, ...] = ()  # notes whose paths hold the candidate's title words (`titled_alike`): named only
+    private: frozenset[str] = frozenset()  # the deciding notes that are private (`privacy.withheld`; `core.veil`)
 
     @property
     def semantic_neighbour(self) -> bool:
@@ -163,7 +165,31 @@ def gather_facts(
         duplicate_of=duplicate,
         subjects=subjects,
     )
+    own = [existing.path] if existing is not None else []
+    facts = private_among(facts, querier, _settings(querier, settings), [*own, *([duplicate] if duplicate else [])])
     return with_neighbours(facts, candidate, querier, settings) if neighbours else facts
+
+
+def private_among(facts: Facts, querier: Querier, settings: Settings, paths: list[str]) -> Facts:
+    """The facts with those of `paths` that are private notes added to `facts.private` (each
+    read once; the note with the key is already read)."""
+    found = set(facts.private)
+    for path in dict.fromkeys(paths):
+        if path in found:
+            continue
+        known = facts.existing if facts.existing is not None and facts.existing.path == path else None
+        note = known or querier.note_at(path)
+        if note is not None and withheld(note.note, settings.privacy_tags):
+            found.add(path)
+    return facts if found == facts.private else replace(facts, private=frozenset(found))
+
+
+def _settings(querier: Querier, settings: Settings | None) -> Settings:
+    """The settings given, else the querier's rules', else the defaults."""
+    if settings is not None:
+        return settings
+    rules = getattr(querier, "rules", None)
+    return rules.settings if isinstance(rules, Rules) else Settings()
 
 
 def _own_subject_note(candidate: Candidate, subjects: tuple[ExistingNote, ...]) -> ExistingNote | None:
@@ -247,14 +273,13 @@ def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settin
     same `distinct` test: `widget-2 size` is no paraphrase of `widget-1 size`."""
     if facts.existing is not None or facts.duplicate_of or candidate.note.problem:
         return facts
-    if settings is None:
-        rules = getattr(querier, "rules", None)
-        settings = rules.settings if isinstance(rules, Rules) else Settings()
+    settings = _settings(querier, settings)
     found = tuple(querier.neighbours(candidate, settings.neighbours))
     near = near_duplicates(candidate, found, settings)
     paired = tuple(querier.semantic_neighbours(candidate, settings.neighbours)) if settings.semantic.enabled else ()
     close = tuple(n for n in paired if n.score >= settings.semantic.threshold and not distinct(candidate, n))
     alike = tuple(querier.titled_alike(candidate))
-    return replace(
+    facts = replace(
         facts, neighbours=found, near_duplicate=bool(near), near=near, semantic=paired, close=close, alike=alike
     )
+    return private_among(facts, querier, settings, [n.path for n in (*near, *close)])

@@ -29,12 +29,12 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import RoundTripConstructor
 
 from memory_curator.core import yaml12
+from memory_curator.core.markdown import prose
 
 MAX_FRONTMATTER = 64 * 1024
 BOM = "\ufeff"
 _FENCE = re.compile(r"---[ \t]*\r?\n|---[ \t]*\Z")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
-_CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
 _INLINE_TAG = re.compile(r"(?<![\w/&#\[(])#(\w[\w/-]*)")
 _WIKILINK = re.compile(r"!?\[\[([^\]|#^\n]+)")
 
@@ -173,14 +173,10 @@ def frontmatter_tags(frontmatter: Mapping[str, Any]) -> list[str]:
     return list(out)
 
 
-def strip_code(body: str) -> str:
-    """The body with code blocks and spans blanked: tags and links inside code do not count."""
-    return _CODE.sub(" ", body) if "`" in body or "~~~" in body else body
-
-
 def inline_tags(body: str) -> list[str]:
-    """Obsidian `#tags` in the body, outside code; purely numeric tags do not count."""
-    text = strip_code(body)
+    """Obsidian `#tags` in the body, outside code (`markdown.prose`: as CommonMark reads it);
+    purely numeric tags do not count. A body with nothing like a tag is not parsed."""
+    text = prose(body) if _INLINE_TAG.search(body) else ""
     found: dict[str, None] = {}  # ordered and O(1) membership: 100,000 tags stay linear
     for match in _INLINE_TAG.finditer(text):
         tag = match.group(1).lower()
@@ -194,7 +190,8 @@ def all_tags(note: Note) -> list[str]:
 
 
 def wikilinks(body: str) -> list[str]:
-    text = strip_code(body)
+    """`[[links]]` in the body, outside code (`markdown.prose`)."""
+    text = prose(body) if "[[" in body else ""
     return list(dict.fromkeys(m.group(1).strip() for m in _WIKILINK.finditer(text) if m.group(1).strip()))
 
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 CODES: Mapping[str, str] = {
-    "private": "it carries a privacy tag; only a person may approve sharing it",
+    "secret": "it holds a credential (an API key, a password, a private key); it never becomes a note",
+    "private": "it carries a privacy tag, or a private note decides it; only a person may approve sharing it",
     "too-large": "the file is over the rules' max_candidate_bytes; it is never read",
     "contradiction": "a different value than the note's, and no time says which is current",
     "persons-note": "it matches a note of yours, which only you change",

@@ -9,6 +9,9 @@ person may add to a `drop` line. So an agent's text, quoted in a fence longer th
 it, is only ever compared, never read: a `- [x]` or a `^mc-` id inside it is not a tick, and a
 section it or anyone else changed (a line added, a line lost, a half-saved note) is `mangled`,
 and nothing of it is applied.
+
+Every string an agent wrote enters the note through `core.review_quote`'s one quoting rule. A
+tick is read only from the curator's own task lines (`_task_lines`): never from a quote.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_curator.core.names import CONFLICT
+from memory_curator.core.review_quote import FENCE, code, fenced, inert, link
 
 DEFAULT_PATH = "_meta/Inbox review.md"
 BEGIN = "%% mc:begin {id} %%"
@@ -44,10 +48,7 @@ VERBS: Mapping[str, str] = {
 DROPPED_IN_REVIEW = "dropped in review"
 _TASK = re.compile(r"^(?P<lead>\s*[-*+] \[)(?P<box>[ xX])(?P<rest>\] .*)$")
 _BLOCK = re.compile(r" \^mc-(?P<id>[0-9a-f]{12})-(?P<verb>[a-z]+)\s*$")
-_LINK_UNSAFE = re.compile(r"[\[\]|#^\n\r]")
-_INERT = re.compile(r"[\[\]<>!|^%`$\\*_~=#&{}]")
 _MARKER = re.compile(r"%% mc:begin ([0-9a-f]{12}|head) %%")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})", re.M)
 
 
 def item_id(*parts: str | None) -> str:
@@ -65,41 +66,11 @@ def is_note_file(rel: str, note: str | None) -> bool:
     return folder == want_folder and (name == want or (name.startswith(want[:-3]) and bool(CONFLICT.search(name))))
 
 
-def inert(text: str, limit: int = 200) -> str:
-    """Text an agent controls (a title, a reason) on one line with nothing Obsidian would act on:
-    no link, embed, HTML, comment, tag, math or emphasis characters."""
-    line = " ".join(_INERT.sub(" ", text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def link(path: str, label: str | None = None) -> str:
-    """A `[[wikilink]]` to a vault file (a note without its `.md`), or the path as inert text when
-    its name holds what a wikilink cannot."""
-    if _LINK_UNSAFE.search(path) or "%%" in path:
-        return f"{inert(path)} (no link: its name holds [ ] | # ^)"
-    target = path[:-3] if path.endswith(".md") else path
-    return f"[[{target}|{inert(label)}]]" if label and inert(label) else f"[[{target}]]"
-
-
-def code(path: str) -> str:
-    """A path shown as inline code (a file Obsidian does not list, in a dot-folder), or inert."""
-    return f"`{path}`" if "`" not in path and "\n" not in path and "%%" not in path else inert(path)
-
-
 def obsidian_url(vault_name: str, path: str) -> str:
     """`obsidian://open?vault=…&file=…`: what opens the note in Obsidian with one click."""
     target = path[:-3] if path.endswith(".md") else path
     quote = urllib.parse.quote
     return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
-
-
-def fenced(text: str) -> list[str]:
-    """`text` as a code block no line of it can close: the fence is longer than any in it, and
-    tagged `text`, so nothing in it runs (dataview, HTML, embeds) or is read as a task."""
-    longest = max((len(m.group(1)) for m in _FENCE.finditer(text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    body = text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n").split("\n")
-    return [f"{fence}text", *body, fence]
 
 
 @dataclass(frozen=True)
@@ -196,7 +167,7 @@ def head_section(head: Head) -> Section:
     lines = [BEGIN.format(id=HEAD), "", "# Inbox review", ""]
     total = sum(n for _, n in head.counts)
     if total:
-        lines.append(f"{total} waiting: " + ", ".join(f"{n} {code}" for code, n in head.counts) + ".")
+        lines.append(f"{total} waiting: " + ", ".join(f"{n} {inert(why)}" for why, n in head.counts) + ".")
     else:
         lines.append("Nothing waits for you.")
     lines += ["", "Tick one box per item: the next sweep applies it (a tick is as trusted as write access)."]
@@ -217,7 +188,7 @@ def head_section(head: Head) -> Section:
 def item_section(item: Item) -> Section:
     sid = item.id
     lines = [BEGIN.format(id=sid), "", f"## {link(item.inbox, item.title or item.inbox)}", ""]
-    lines.append(f"Waits: **{item.code}**: {inert(item.words)}.")
+    lines.append(f"Waits: **{inert(item.code)}**: {inert(item.words)}.")
     if item.uncertainty:
         lines.append(f"Curator: {inert(item.uncertainty, 400)}.")
     if item.concerns:
@@ -354,26 +325,58 @@ def _unticked(line: str) -> str:
 
 
 def _compare(section: Section, got: Sequence[str]) -> Tick | None:
-    """The ticks of `got` if it is `section` but for boxes (and the words after a drop's verb)."""
+    """The ticks of `got` if it is `section` but for the boxes of its own task lines (and the
+    words after a drop's verb); any other line changed, a quoted one included, and it is not."""
     if len(got) != len(section.lines):
         return None
+    tasks = _task_lines(section)
     ticked: list[str] = []
     reason: str | None = None
-    for mine, theirs in zip(section.lines, got, strict=True):
+    for n, (mine, theirs) in enumerate(zip(section.lines, got, strict=True)):
         if mine.rstrip() == theirs.rstrip():
             continue
-        block = _BLOCK.search(mine)
-        want, have = _TASK.match(mine), _TASK.match(theirs.rstrip())
-        if block is None or want is None or have is None:
+        task = tasks.get(n)
+        box = None if task is None else _box(mine, theirs.rstrip(), task[1])
+        if task is None or box is None:
             return None
-        said = _said(mine, theirs.rstrip(), block.group("verb"))
-        if said is None:
-            return None
-        if have.group("box") in "xX":
-            ticked.append(block.group("id") if section.id == HEAD else block.group("verb"))
-            if block.group("verb") == DROP:
-                reason = said or None
+        if box[0]:
+            ticked.append(task[0])
+            reason = (box[1] or None) if task[1] == DROP else reason
     return Tick(section.id, tuple(ticked), reason)
+
+
+def _task_lines(section: Section) -> dict[int, tuple[str, str]]:
+    """line -> (what a tick on it says: the verb, in the head the drop's id; the verb) for the
+    curator's own task lines: outside every fence of the section (the quote of an agent's text),
+    a task line whose block id is one the section offers at that place."""
+    tasks: dict[int, tuple[str, str]] = {}
+    fence: str | None = None
+    for n, line in enumerate(section.lines):
+        opened = FENCE.match(line)
+        if fence is None and opened:
+            fence = opened.group(1)
+            continue
+        if fence is not None:
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = None
+            continue
+        block, task = _BLOCK.search(line), _TASK.match(line)
+        if block is None or task is None:
+            continue
+        sid, verb = block.group("id"), block.group("verb")
+        key = sid if section.id == HEAD and verb == RESTORE else verb if sid == section.id else None
+        if key is not None and key in section.tasks:
+            tasks[n] = (key, verb)
+    return tasks
+
+
+def _box(mine: str, theirs: str, verb: str) -> tuple[bool, str] | None:
+    """A task line of ours as the person left it: (ticked, the words they added after its verb,
+    which only a drop takes), or None when it is not that line with its box toggled. The one
+    place a tick is parsed."""
+    have = _TASK.match(theirs)
+    said = None if have is None else _said(mine, theirs, verb)
+    return None if have is None or said is None else (have.group("box") in "xX", said)
 
 
 def _said(mine: str, theirs: str, verb: str) -> str | None:

@@ -18,6 +18,7 @@ from memory_curator.core.errors import RulesError
 from memory_curator.core.notes import content_hash
 from memory_curator.core.settings import (
     NESTED,
+    SecretSettings,
     SemanticSettings,
     Unusable,
     coerce,
@@ -327,6 +328,7 @@ class _Builder:
         settings = self._typed(Settings(), base, raw)
         judge = self._typed(JudgeSettings(), nested["judge"], nested["judge"])
         semantic = self._typed(SemanticSettings(), nested["semantic"], nested["semantic"])
+        secrets = self._typed(SecretSettings(), nested["secrets"], nested["secrets"])
         if len(self.problems) > before:  # a value of the wrong type: its range means nothing yet
             return settings
         checks = (
@@ -339,7 +341,7 @@ class _Builder:
                 name, why = problem
                 line = _line(node, name) if name in node else _line(node)
                 raise RulesError(self.origin, f"setting {name!r} {why}", self.abs_line(line))
-        return replace(settings, judge=judge, semantic=semantic)
+        return replace(settings, judge=judge, semantic=semantic, secrets=secrets)
 
     def _typed(self, default: _Settings, values: dict[str, Any], node: Any) -> _Settings:
         known = {f.name: f for f in fields(default)}

@@ -5,6 +5,7 @@ the range checks that the rules loader and `run`'s overrides share. Pure: no I/O
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,18 @@ class JudgeSettings:
 
 
 SEMANTIC_THRESHOLD = 0.75  # cosine at which a semantic neighbour leaves novelty open (docs/rules.md, "Similarity")
-NESTED = ("judge", "semantic")  # the settings that are mappings of their own
+NESTED = ("judge", "semantic", "secrets")  # the settings that are mappings of their own
+SHA1 = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass(frozen=True)
+class SecretSettings:
+    """The secret scan (`core.secrets`): on by default; `allow` holds the SHA-1 of each value a
+    person has judged no credential (detect-secrets' `hashed_secret`), as `doctor` and the review
+    show it (docs/rules.md, "Secrets")."""
+
+    scan: bool = True
+    allow: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,7 @@ class Settings:
     language: str = AUTO  # what words are stemmed in: `auto` (each text's, detected) or a language (`core.words`)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
     semantic: SemanticSettings = field(default_factory=SemanticSettings)
+    secrets: SecretSettings = field(default_factory=SecretSettings)
 
 
 class Unusable(ValueError):
@@ -98,6 +111,8 @@ def coerce(key: str, value: Any, current: Any) -> Any:
             raise Unusable(f"must be a list of {key.split('_')[-1]}")
         added = [v.strip().lstrip("#") for v in value]
         return tuple(dict.fromkeys([*current, *(v.casefold() if key == "privacy_tags" else v for v in added)]))
+    if key == "allow":
+        return allowed_hashes(value)
     if key == "confidence_words":
         words = value.items() if isinstance(value, dict) else ()
         if not words or not all(isinstance(v, int) and not isinstance(v, bool) for _, v in words):
@@ -130,6 +145,16 @@ def coerce(key: str, value: Any, current: Any) -> Any:
         return kind(value)
     except OverflowError:  # an integer too large for a float
         raise Unusable("is out of range") from None
+
+
+def allowed_hashes(value: Any) -> tuple[str, ...]:
+    """The secrets' `allow` list: each a 40-hex-digit SHA-1 (what `doctor` and the review name)."""
+    if not isinstance(value, list):
+        raise Unusable("must be a list of SHA-1 hashes (40 hex digits)")
+    for index, item in enumerate(value, 1):
+        if not isinstance(item, str) or not SHA1.match(item.strip().casefold()):
+            raise Unusable(f"item {index} ({str(item)[:48]!r}) is not a SHA-1 hash (40 hex digits)")
+    return tuple(dict.fromkeys(v.strip().casefold() for v in value))
 
 
 def settings_problem(settings: Settings) -> tuple[str, str] | None:

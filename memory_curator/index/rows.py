@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_curator.core.candidate import infer_surface, target_path
+from memory_curator.core.markdown import prose
 from memory_curator.core.marks import strip_trailing_marks
 from memory_curator.core.merge import norm_text
 from memory_curator.core.names import nfc, printable, slugify
-from memory_curator.core.notes import as_list, content_hash, frontmatter_tags, parse, strip_code
+from memory_curator.core.notes import as_list, content_hash, frontmatter_tags, parse
 from memory_curator.core.rules import Rules
 from memory_curator.core.subject import first_heading
 from memory_curator.core.surface import Surface
@@ -232,8 +233,11 @@ def _hash(folded: str) -> str | None:
 
 
 def tags_and_links(body: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Inline #tags and [[wikilinks]] outside code, as `notes` reads them."""
-    text = strip_code(body)
+    """Inline #tags and [[wikilinks]] outside code, as `notes` reads them (a body with nothing
+    like either is not parsed: taking its code out cannot make one)."""
+    if "[[" not in body and ("#" not in body or not _TAG.search(body)):
+        return (), ()
+    text = prose(body)
     tags: dict[str, None] = {}
     if "#" in text:
         for match in _TAG.finditer(text):
