@@ -38,6 +38,13 @@ class VaultCommand(click.Command):
     """A command declared by `vault_command`: it runs in a Context (or, for the few that look
     for the vault themselves, an Invocation) and builds none (tests/test_cli_shape.py)."""
 
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """Its options, the scheduler flags made where `schedulers` put their stand-in."""
+        out: list[click.Parameter] = []
+        for param in super().get_params(ctx):
+            out += scheduler_flags() if isinstance(param, SchedulerFlags) else [param]
+        return out
+
 
 def vault_command(
     group: click.Group,
@@ -196,18 +203,28 @@ def _every(text: str) -> None:
 
 
 def schedulers(func: Callback) -> Callback:
-    """--launchd, --systemd, --cron: the scheduler, else the first that works here."""
-    for flag in reversed(
-        [
-            click.option("--launchd", "platform", flag_value="launchd", help="launchd (default on macOS)."),
-            click.option(
-                "--systemd", "platform", flag_value="systemd", help="systemd user timer (default if reachable)."
-            ),
-            click.option("--cron", "platform", flag_value="cron", help="cron (default elsewhere, if installed)."),
-        ]
-    ):
-        func = flag(func)
-    return func
+    """--launchd, --systemd, --cron: the scheduler, else the first that works here. One flag per
+    scheduler in the registry (`commands.schedule.registry`), made when the command's options
+    are asked for (`VaultCommand.get_params`): start-up loads no scheduler."""
+    return click.option("--scheduler", "platform", cls=SchedulerFlags, hidden=True)(func)
+
+
+class SchedulerFlags(click.Option):
+    """Stands for the scheduler flags among a command's options (`VaultCommand.get_params`)."""
+
+
+_FLAGS: dict[tuple[tuple[str, str], ...], list[click.Parameter]] = {}
+
+
+def scheduler_flags() -> list[click.Parameter]:
+    """`--<name>` for each registered scheduler, in the registry's order (the same objects while
+    the registry is the same: click parses with one list and reads values with another)."""
+    from memory_curator.commands.schedule import schedulers  # start-up: the schedulers' module, for `schedule` only
+
+    named = tuple((s.name, s.flag_help) for s in schedulers().values())
+    if named not in _FLAGS:
+        _FLAGS[named] = [click.Option([f"--{name}", "platform"], flag_value=name, help=text) for name, text in named]
+    return _FLAGS[named]
 
 
 def job_options(func: Callback) -> Callback:

@@ -181,9 +181,8 @@ def schedule_status(data: schedule.ScheduleStatus, as_json: bool) -> None:
 
 
 def schedule_plan(plan: schedule.JobPlan) -> None:
-    """`schedule show`: every file with its full text, every command, the crontab line."""
-    from memory_curator.commands.schedule import marker  # loaded by `schedule show` already; not by every run
-
+    """`schedule show`: every file with its full text, every command, the scheduler's own lines
+    (cron's crontab line)."""
     if plan.unavailable:  # no scheduler works here: say so, then a unit that keeps `watch` running
         lines([printable(plan.unavailable), *map(printable_block, plan.fallback)])
         return
@@ -191,22 +190,17 @@ def schedule_plan(plan: schedule.JobPlan) -> None:
     for path, data in plan.files:
         out += [printable(f"# {path}"), printable_block(data.decode(errors="replace").rstrip("\n")), ""]
     out += [printable("$ " + shlex.join(step.argv)) for step in plan.after]
-    if plan.cron_line:
-        out += [f"# crontab line (replaces the line ending in '{marker(plan.job_id)}'):", printable(plan.cron_line)]
+    out += [printable(line) for line in plan.shown]
     lines(out + [printable(f"note: {n}") for n in plan.notes])
 
 
-_DID = {"wrote": "wrote {}", "removed": "removed {}", "ran": "ran {}", "crontab": "crontab: {}"}
+_DID = {"wrote": "wrote {}", "removed": "removed {}", "ran": "ran {}", "said": "{}"}
 
 
 def schedule_applied(done: Iterable[schedule.Applied], nothing: str | None = None) -> None:
     """What `schedule install` or `uninstall` did, one line an event; `nothing` when it did nothing."""
     out = []
     for applied in done:
-        for kind, what in applied.events:
-            if kind == "uncrontab":
-                out.append(printable(f"crontab: removed the line ending in '{what}'"))
-            else:
-                out.append(printable(_DID[kind].format(what)))
+        out += [printable(_DID[kind].format(what)) for kind, what in applied.events]
         out += [printable(f"note: {n}") for n in applied.notes]
     lines(out or ([printable(nothing)] if nothing else []))

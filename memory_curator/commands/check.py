@@ -173,7 +173,7 @@ def check_text(
     except IndexUnavailable:
         raise
     except Exception as exc:
-        decision = Decision("needs_review", f"internal error while deciding: {one_line(exc)}")
+        decision = Decision("needs_review", f"internal error while deciding: {one_line(exc)}", code="internal-error")
         explanation = [decision.reason]
     return Verdict(
         origin,
@@ -201,7 +201,9 @@ def _for_agent(candidate: cand.Candidate, rules: Rules, facts: Facts, querier: Q
         public = veil.veil(private_among(asked, querier, rules.settings, list(veil.named(asked))))
     decision = decide(candidate, rules, public)
     if veil.key_note_private(facts):
-        decision = Decision("needs_review", veil.PRIVATE_NOTE, decision.surface, candidate.target, criteria={})
+        decision = Decision(
+            "needs_review", veil.PRIVATE_NOTE, decision.surface, candidate.target, criteria={}, code="private"
+        )
     return public, decision
 
 

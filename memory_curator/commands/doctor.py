@@ -113,9 +113,8 @@ def check_vault(root: Path, machine: Machine, files: Files = FILES) -> list[Find
     if not out:
         out.append(Finding("vault", "ok", f"{root} is readable and writable"))
     out += [Finding("inbox", "warn", f"{e.rel}: not a candidate", e.why) for e in ignored_entries(root)]
-    note = schedule.fda_note(root, sys.executable, machine.home, machine.system)
-    if note:
-        out.append(Finding("macOS", "warn", note))
+    for scheduler in schedule.schedulers().values():  # launchd: the macOS privacy trap
+        out += [Finding(area, "warn", note) for area, note in scheduler.doctor_vault(root, sys.executable, machine)]
     return out
 
 
@@ -211,24 +210,20 @@ def _job_finding(job: schedule.Installed, state: Path, machine: Machine) -> Find
             f"{job.platform} sweeps use the state dir {scheduled_state}, this shell {state}: two locks, two journals"
         )
         return Finding("schedule", "problem", message, "use the same --state-dir here, or reinstall with this one")
-    said = schedule.ask(job, machine)  # the scheduler itself: files alone schedule nothing
+    scheduler = schedule.get(job.platform)
+    said = scheduler.ask(job, machine)  # the scheduler itself: files alone schedule nothing
     if said.loaded is None:
-        what = "whether the timer runs" if job.platform == "systemd" else "whether the job is loaded"
-        asked = "`systemctl --user`" if job.platform == "systemd" else "launchctl"
         fix = (
             "run doctor in a login session of this user; where that never works, "
             "`memory-curator schedule uninstall` and keep `memory-curator watch` running"
         )
-        return Finding("schedule", "problem", f"{job.platform}: cannot ask {asked} {what} ({said.error})", fix)
+        return Finding("schedule", "problem", f"{job.platform}: {scheduler.doctor_unasked(said)}", fix)
     if not said.loaded:
-        if job.platform == "systemd":
-            fix = f"systemctl --user enable --now {said.name}"
-        else:
-            fix = f"launchctl bootstrap {said.name.rsplit('/', 1)[0]} {job.where}"
         message = f"{job.platform}: {said.name} is {said.state}: nothing runs the sweeps"
+        fix = scheduler.doctor_load(job, said)
         return Finding("schedule", "problem", message, f"{fix} (or memory-curator schedule install)")
     every = f" every {schedule.every_text(job.every)}" if job.every else ""
-    told = "" if job.platform == "cron" else f", {said.state}"
+    told = scheduler.doctor_state(said)
     told += f"; last ran {said.last_ran}" if said.last_ran else ""
     return Finding("schedule", "ok", f"{job.platform}{every} ({job.where}){told}")
 
@@ -260,8 +255,10 @@ def check_last_run(
 
 
 def _failure_fix(last: runlog.RunRecord, root: Path, machine: Machine) -> str:
-    if "not permitted" in last.summary.lower() and schedule.protected_location(root, machine.home, machine.system):
-        return schedule.fda_fix(sys.executable)
+    for scheduler in schedule.schedulers().values():  # launchd: a vault macOS keeps it from reading
+        fix = scheduler.doctor_failure(last.summary, root, sys.executable, machine)
+        if fix:
+            return fix
     return "run the same sweep by hand (`memory-curator run --vault …`) and fix what it reports"
 
 
@@ -289,12 +286,7 @@ def _grace(every: int) -> dt.timedelta:
 
 
 def _scheduler_fix(job: schedule.Installed, uid: int) -> str:
-    if job.platform == "launchd":
-        return f"launchctl print gui/{uid}/{Path(job.where).stem} shows why launchd did not run it"
-    if job.platform == "systemd":
-        timer = Path(job.where).with_suffix(".timer").name
-        return f"systemctl --user status {timer}; without `loginctl enable-linger` timers stop at logout"
-    return "check that the cron daemon runs (e.g. systemctl status cron) and look at its log"
+    return schedule.get(job.platform).doctor_not_run(job, uid)
 
 
 def _journal_finding(state: Path) -> list[Finding]:

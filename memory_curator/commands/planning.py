@@ -86,15 +86,16 @@ def _move(
     return decision, plans.move(p.run_id, seq, decision.verdict, inbox, digest, kept, dest, _record(decision, **record))
 
 
-def _to_review(decision: Decision, why: str, **more: Any) -> Decision:
-    return replace(decision, verdict="needs_review", reason=why, **more)
+def _to_review(decision: Decision, why: str, code: str, **more: Any) -> Decision:
+    """The verdict turned into needs_review on its way to the disk, with its reason and code."""
+    return replace(decision, verdict="needs_review", reason=why, code=code, **more)
 
 
 def _plan_promote(p: Planning, candidate: cand.Candidate, decision: Decision, seq: int) -> Planned:
     assert decision.target is not None
     if safe_join(p.root, decision.target).is_symlink():
         why = f"cannot promote to {decision.target}: {SYMLINK}"
-        return _plan_review(p, candidate, _to_review(decision, why), seq)
+        return _plan_review(p, candidate, _to_review(decision, why, "cannot-write"), seq)
     data = compose.promoted_text(candidate, p.now).encode("utf-8")
     dest = Step("create", decision.target, data, proof=candidate.digest)
     return _move(p, candidate, decision, seq, dest)
@@ -109,7 +110,7 @@ def _plan_drop(p: Planning, candidate: cand.Candidate, decision: Decision, seq: 
 
 def _plan_review(p: Planning, candidate: cand.Candidate, decision: Decision, seq: int) -> Planned:
     data = compose.review_bytes(candidate.raw, decision.reason, p.now)
-    record = _record(decision, reason_code=reason_code(decision, candidate), target=decision.target)
+    record = _record(decision, reason_code=reason_code(decision), target=decision.target)
     return decision, plans.flag(p.run_id, seq, candidate.inbox_path, candidate.digest, candidate.raw, data, record)
 
 
@@ -170,9 +171,9 @@ def _plan_patch(p: Planning, candidate: cand.Candidate, decision: Decision, seq:
         return _unpatched(p, candidate, decision, seq, NOT_UTF8)
     if decision.by_judge and not judge_may_change(note.path, note.frontmatter, p.rules):
         why = f"the judge named {note.path}, which {NOT_ITS_NOTE}"
-        return _plan_review(p, candidate, _to_review(decision, why), seq)
+        return _plan_review(p, candidate, _to_review(decision, why, "judge"), seq)
     if not note.owned:
-        return _plan_review(p, candidate, _to_review(decision, f"matches your note {note.path}"), seq)
+        return _plan_review(p, candidate, _to_review(decision, f"matches your note {note.path}", "persons-note"), seq)
     merged = note.merged(candidate, p.now)
     refused = refusal(merged)
     if refused:
@@ -193,7 +194,8 @@ def patch_plan(
 def _unpatched(
     p: Planning, candidate: cand.Candidate, decision: Decision, seq: int, why: str, flag: bool = False
 ) -> Planned:
-    flagged = _to_review(decision, f"cannot patch {decision.target}: {why}", contradiction=flag)
+    code = "contradiction" if flag else "cannot-write"
+    flagged = _to_review(decision, f"cannot patch {decision.target}: {why}", code, contradiction=flag)
     return _plan_review(p, candidate, flagged, seq)
 
 
@@ -237,7 +239,7 @@ def action(
         contradiction=decision.contradiction,
         moved_to=moved_to,
         diff=diff,
-        reason_code=reason_code(decision, candidate) if decision.verdict == "needs_review" else None,
+        reason_code=reason_code(decision) if decision.verdict == "needs_review" else None,
     )
 
 

@@ -23,7 +23,7 @@ from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import ExistingNote, Neighbour, Querier, gather_facts
 from memory_curator.core.notes import content_hash, parse, plain
 from memory_curator.core.ownership import curator_owned, never_owned
-from memory_curator.core.reasons import CODES
+from memory_curator.core.reasons import CODES, recorded_code
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import safe_join, scope_agents
 
@@ -148,9 +148,9 @@ def flag_reasons(
     for record in records:
         if record.get("event") != "begin" or record.get("verdict") != "needs_review":
             continue
-        inbox, code, target = record.get("inbox"), record.get("reason_code"), record.get("target")
+        inbox, target = record.get("inbox"), record.get("target")
         if isinstance(inbox, str) and (among is None or inbox in among):
-            flag = Flag(code if isinstance(code, str) else "other", target if isinstance(target, str) else None)
+            flag = Flag(recorded_code(record), target if isinstance(target, str) else None)
             latest[inbox] = (record.get("after_hash") if isinstance(record.get("after_hash"), str) else None, flag)
     out: dict[str, Flag] = {}
     for inbox, (after, flag) in latest.items():

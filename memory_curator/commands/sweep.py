@@ -453,12 +453,12 @@ def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | Non
 def _forced(sweep: Sweep, candidate: cand.Candidate) -> Decision | None:
     """A verdict known before deciding: unreadable, never settled, or empty."""
     if candidate.inbox_path in sweep.broken:
-        return Decision("needs_review", sweep.broken[candidate.inbox_path])
+        return Decision("needs_review", sweep.broken[candidate.inbox_path], code="internal-error")
     if candidate.inbox_path in sweep.options.overdue:
-        ceiling = sweep.rules.settings.settle_ceiling_seconds
-        return Decision("needs_review", f"never settled: still changing after the settle ceiling ({ceiling:g}s)")
+        why = "never settled: still changing after the settle ceiling ({:g}s)"
+        return Decision("needs_review", why.format(sweep.rules.settings.settle_ceiling_seconds), code="unsettled")
     if not candidate.note.text.strip() and not candidate.note.problem:
-        return Decision("needs_review", "empty file")
+        return Decision("needs_review", "empty file", code="empty")
     return None
 
 
@@ -470,7 +470,7 @@ def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception, stage: st
     reason = f"internal error while {stage}: {one_line(exc)}"
     if stage != "writing":
         try:
-            return _apply(sweep, candidate, Decision("needs_review", reason))
+            return _apply(sweep, candidate, Decision("needs_review", reason, code="internal-error"))
         except Exception as again:
             reason += f"; flagging it failed too: {one_line(again)}"
     still_there = (sweep.root / candidate.inbox_path).exists()

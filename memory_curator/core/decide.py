@@ -16,6 +16,7 @@ from memory_curator.core.comparison import Comparison
 from memory_curator.core.conditions import Cond, Subject, evaluate
 from memory_curator.core.facts import Facts
 from memory_curator.core.ownership import claims
+from memory_curator.core.reasons import CODES
 from memory_curator.core.rules import Criterion, DropRule, Rules, Settings
 from memory_curator.core.secrets import reason as secret_reason
 
@@ -47,6 +48,12 @@ class Decision:
     contradiction: bool = False
     explanation: tuple[str, ...] = ()
     by_judge: bool = False  # the judge named `target` (a patch or a duplicate): `ownership.judge_may_change`
+    code: str | None = None  # needs_review: why, as one of `reasons.CODES`, set where the reason is written
+
+    def __post_init__(self) -> None:
+        """A needs_review verdict carries its code (never read back from its words); no other does."""
+        if (self.verdict == "needs_review") != (self.code is not None) or (self.code and self.code not in CODES):
+            raise ValueError(f"a {self.verdict} decision with the reason code {self.code!r}")
 
 
 def subject_of(candidate: Candidate, facts: Facts, settings: Settings | None = None) -> Subject:
@@ -67,20 +74,21 @@ def subject_of(candidate: Candidate, facts: Facts, settings: Settings | None = N
 def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict | None = None) -> Decision:
     surface = candidate.surface.name if candidate.surface else None
     if candidate.secrets:  # first: a credential waits for a person (who may rotate it), whatever else holds
-        return Decision("needs_review", secret_reason(candidate.secrets), surface, candidate.target)
+        return Decision("needs_review", secret_reason(candidate.secrets), surface, candidate.target, code="secret")
     if candidate.note.problem:
-        return Decision("needs_review", candidate.note.problem, surface)
+        return Decision("needs_review", candidate.note.problem, surface, code="unreadable")
     if veil.decided_privately(facts):  # never dropped as known, never patched: a person sees it
-        return Decision("needs_review", veil.PRIVATE_NOTE, surface, candidate.target)
+        return Decision("needs_review", veil.PRIVATE_NOTE, surface, candidate.target, code="private")
     subject = subject_of(candidate, facts, rules.settings)
     dropped = _drop(candidate, rules, facts, subject, judge)
     if dropped is not None:
         return dropped
     if candidate.privacy:
-        return Decision("needs_review", private_reason(candidate), surface, candidate.target)
+        return Decision("needs_review", private_reason(candidate), surface, candidate.target, code="private")
     if candidate.surface is None:
         why = "; ".join(p for p in (placement_problem(candidate, rules), found_notes(facts)) if p)
-        return Decision("needs_review", with_hints(_with_closest(why, facts, rules.settings), candidate))
+        why = with_hints(_with_closest(why, facts, rules.settings), candidate)
+        return Decision("needs_review", why, code="no-surface")
     criteria = evaluate_criteria(rules.criteria, subject, judge)
     named = _judge_relation(candidate, rules, judge, criteria)
     if named is not None:
@@ -98,10 +106,11 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
         surface,
         candidate.target,
         criteria=criteria,
+        code=criteria_code(criteria, facts),
     )
 
 
-PRIVATE = "private content"  # how a privacy reason begins (`reasons.reason_code` reads it)
+PRIVATE = "private content"  # how a privacy reason begins
 
 
 def private_reason(candidate: Candidate) -> str:
@@ -198,10 +207,13 @@ def _patch(candidate: Candidate, facts: Facts, criteria: dict[str, Value]) -> De
         flag = bool(comparison.differs)
         said = f" (contradiction: {_differs(comparison)})" if flag else ""
         why = f"matches your note {existing.path}{said}"
-        return Decision("needs_review", why, surface, existing.path, criteria=criteria, contradiction=flag)
+        code = "contradiction" if flag else "persons-note"
+        return Decision("needs_review", why, surface, existing.path, criteria=criteria, contradiction=flag, code=code)
     if comparison.contradiction:
         why = f"contradiction: {_differs(comparison)} for {existing.path} with no newer observation time"
-        return Decision("needs_review", why, surface, existing.path, criteria=criteria, contradiction=True)
+        return Decision(
+            "needs_review", why, surface, existing.path, criteria=criteria, contradiction=True, code="contradiction"
+        )
     added = ", ".join(comparison.additions)
     return Decision("patch", f"adds {added} to {existing.path}", surface, existing.path, criteria=criteria)
 
@@ -225,16 +237,18 @@ def _judge_relation(
     said = _judge_said(judge)
     if judge.relation == "contradicts":
         why = f"contradiction: contradicts {judge.target or 'a note'}" + (f" ({judge.reason})" if judge.reason else "")
-        return Decision("needs_review", why, surface, judge.target, criteria=criteria, contradiction=True)
+        return Decision(
+            "needs_review", why, surface, judge.target, criteria=criteria, contradiction=True, code="contradiction"
+        )
     if judge.relation == "duplicate":
         why = f"the judge found a duplicate of {judge.target}, but the rules have no {KNOWN_RULE!r} drop rule{said}"
-        return Decision("needs_review", why, surface, candidate.target, criteria=criteria)
+        return Decision("needs_review", why, surface, candidate.target, criteria=criteria, code="judge")
     if judge.relation in ("extends", "supersedes") and judge.target:
         why = f"{judge.relation} {judge.target}{said}"
         return Decision("patch", why, surface, judge.target, criteria=criteria, by_judge=True)
     if judge.drop_rule:
         why = f"the judge cited drop rule {judge.drop_rule!r}, but its condition does not hold{said}"
-        return Decision("needs_review", why, surface, candidate.target, criteria=criteria)
+        return Decision("needs_review", why, surface, candidate.target, criteria=criteria, code="judge")
     return None
 
 
@@ -276,20 +290,51 @@ SHOWN = 3  # notes named in one reason
 
 def found_notes(facts: Facts) -> str:
     """The note(s) that left novelty open, and why: every needs_review line names them."""
+    return "; ".join(_found(facts).values())
+
+
+FOUND_FIRST = ("duplicate", "near-duplicate", "subject-note", "semantic-neighbour")  # the code when several are found
+
+
+def _found(facts: Facts) -> dict[str, str]:
+    """Each kind of note that left novelty open (its reason code) -> the words naming them."""
     if facts.duplicate_of:
-        return f"exact duplicate of {facts.duplicate_of}"
-    parts = []
+        return {"duplicate": f"exact duplicate of {facts.duplicate_of}"}
+    parts = {}
     if facts.subjects:
         named = ", ".join(_whose(n.path, n.curator_owned) for n in facts.subjects[:SHOWN])
-        parts.append(f"the vault has a note about it: {named}")
+        parts["subject-note"] = f"the vault has a note about it: {named}"
     if facts.near:
         named = ", ".join(f"{n.path} ({n.score:.2f}{_agreed(n.agreed)})" for n in facts.near[:SHOWN])
-        parts.append(f"near-duplicate of {named}")
+        parts["near-duplicate"] = f"near-duplicate of {named}"
     named_already = {n.path for n in facts.subjects} | {n.path for n in facts.near}
     close = [n for n in facts.close if n.path not in named_already]
     if close:
-        parts.append(", ".join(f"semantically close to {n.path} ({n.score:.2f})" for n in close[:SHOWN]))
-    return "; ".join(parts)
+        said = (f"semantically close to {n.path} ({n.score:.2f})" for n in close[:SHOWN])
+        parts["semantic-neighbour"] = ", ".join(said)
+    return parts
+
+
+def criteria_code(criteria: Mapping[str, Value], facts: Facts) -> str:
+    """The code of a verdict held by its criteria, from what `_review_reason` names: an unsafe
+    path or missing field first, then novelty (what a person most often settles in bulk: the
+    notes found, or the note with its key), then any failed criterion, then any undecided."""
+    if criteria.get("specific") is False:
+        return "incomplete"
+    if "novel" in criteria and criteria["novel"] is not True:  # `_detail` names why
+        if facts.existing is not None:
+            if criteria["novel"] is False:
+                return "exists"
+        else:
+            found = _found(facts)
+            named = next((code for code in FOUND_FIRST if code in found), None)
+            if named is not None:
+                return named
+    if any(value is False for value in criteria.values()):
+        return "criteria-failed"
+    if any(value is None for value in criteria.values()):
+        return "undecided"
+    return "other"
 
 
 def _agreed(said: tuple[str, ...]) -> str:

@@ -1,19 +1,16 @@
 """Why an item waits for a person, as a stable code. Pure: no I/O.
 
 The reason text of a needs_review verdict is for people and its wording may improve; scripts,
-agents and `review --reason` need a word that stays. `reason_code` gives one of `CODES`,
-read from the decision's structure first (a contradiction, the criteria) and, for the few
-verdicts the shell makes on its way to the disk, from the fixed start of their reason.
+agents and `review --reason` need a word that stays. The code is set where the reason is
+written (`Decision.code`: the decision core, the planner, the sweep's forced verdicts) and
+journalled with it; it is never read back from the words. Adding a code: one line in `CODES`,
+then `code="<it>"` on the Decision that gives the reason (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-from memory_curator.core.candidate import Candidate
-from memory_curator.core.decide import PRIVATE, Decision
-from memory_curator.core.secrets import SECRET
-from memory_curator.core.veil import PRIVATE_NOTE
+from typing import Any, Protocol
 
 CODES: Mapping[str, str] = {
     "secret": "it holds a credential (an API key, a password, a private key); it never becomes a note",
@@ -40,55 +37,24 @@ CODES: Mapping[str, str] = {
     "other": "none of the above",
 }
 
-# the fixed beginnings of the reasons the shell (sweep, desk) gives when a plan turns a verdict
-# into needs_review on its way to the disk; `decide` never starts a reason with these
-_PREFIXES = (
-    ("matches your note", "persons-note"),
-    ("cannot patch", "cannot-write"),
-    ("cannot promote", "cannot-write"),
-    ("the judge", "judge"),
-    ("internal error", "internal-error"),
-    ("empty file", "empty"),
-    ("never settled", "unsettled"),
-    (PRIVATE, "private"),
-    (PRIVATE_NOTE, "private"),
-    (SECRET + " (", "secret"),
-)
+
+class Coded(Protocol):
+    """A verdict with its code (`core.decide.Decision`, which imports this module)."""
+
+    @property
+    def code(self) -> str | None: ...
 
 
-def reason_code(decision: Decision, candidate: Candidate | None = None) -> str:
-    """The stable code of a needs_review decision (any other verdict: its rule, or `other`)."""
-    if candidate is not None and candidate.secrets:
-        return "secret"
-    if decision.contradiction or decision.reason.startswith("contradiction"):
-        return "contradiction"
-    for prefix, code in _PREFIXES:
-        if decision.reason.startswith(prefix):
-            return code
-    if candidate is not None:
-        if candidate.note.problem:
-            return "unreadable"
-        if candidate.surface is None:
-            return "no-surface"
-    return _from_criteria(decision.criteria, decision.reason)
+def reason_code(decision: Coded) -> str:
+    """The code a needs_review decision carries (`Decision` refuses one without); `other` for
+    any other verdict."""
+    return decision.code or "other"
 
 
-def _from_criteria(criteria: Mapping[str, bool | None], reason: str) -> str:
-    """Novelty first (what a person most often settles in bulk), then any failed criterion."""
-    if criteria.get("specific") is False:
-        return "incomplete"
-    if "near-duplicate of" in reason:
-        return "near-duplicate"
-    if "exact duplicate of" in reason:
-        return "duplicate"
-    if "the vault has a note about it" in reason:
-        return "subject-note"
-    if "semantically close to" in reason:
-        return "semantic-neighbour"
-    if criteria.get("novel") is False and "a note with this key exists" in reason:
-        return "exists"
-    if any(value is False for value in criteria.values()):
-        return "criteria-failed"
-    if any(value is None for value in criteria.values()):
-        return "undecided"
-    return "other"
+def recorded_code(record: Mapping[str, Any]) -> str:
+    """The code of a journalled needs_review record.
+
+    LEGACY, the one place for it: a journal written before codes were journalled (issue 17)
+    has flags without `reason_code`; they read as `other`, never guessed from their words."""
+    code = record.get("reason_code")
+    return code if isinstance(code, str) else "other"

@@ -1,13 +1,15 @@
 """Scheduled sweeps: launchd on macOS, a systemd user timer where `systemctl --user` answers,
 cron where `crontab` is installed; where none works, `watch` (a unit for it is printed).
 
-One module per scheduler (`launchd`, `systemd`, `cron`), each a `Scheduler` (`scheduler`):
-whether it works here, what it writes and where, how it is told, how it reads back an
-installed job and how it is asked whether that job is loaded. `detect` asks each before one
+One module per scheduler (`launchd`, `systemd`, `cron`), each registering itself in the
+`registry` (a `registry.Scheduler`, most parts inherited from `scheduler.Backend`): its flag,
+when it is preferred, whether it works here, what it writes and where, how that is applied
+and removed, how it reads back an installed job and is asked whether that job is loaded, and
+what `doctor` says of it. Nothing else here names a scheduler: `detect` asks each before one
 is chosen; `plan` turns a vault into exactly what is written (a plist, two unit files, a
 crontab line) and run; `show` prints that plan (`cli.render`), `apply`'s `install` and
-`uninstall` carry it out and return what they did (`Applied`), an install that fails
-half-way rolled back (no file left, nothing registered, a replaced job put back). `query`
+`uninstall` hand it to its scheduler (files and commands: `files`, an install that fails
+half-way rolled back: no file left, nothing registered, a replaced job put back). `query`
 reads what is installed and asks the schedulers (`schedule status`, `status`, `doctor`).
 Every scheduled command names the interpreter, the vault and the state directory by
 absolute path, so PATH, venv activation and the scheduler's empty environment do not
@@ -27,7 +29,7 @@ from memory_curator.commands.schedule.cron import (
     read_crontab,
     write_crontab,
 )
-from memory_curator.commands.schedule.detect import SCHEDULERS, available, choose_platform
+from memory_curator.commands.schedule.detect import available, choose_platform
 from memory_curator.commands.schedule.intervals import (
     EVERY_HELP,
     HOURS,
@@ -67,7 +69,8 @@ from memory_curator.commands.schedule.query import (
     status,
     summary,
 )
-from memory_curator.commands.schedule.scheduler import Scheduler
+from memory_curator.commands.schedule.registry import Scheduler, get, register, schedulers, unregister
+from memory_curator.commands.schedule.scheduler import Backend
 from memory_curator.commands.schedule.systemd import (
     UNIT_PREFIX,
     linger_enabled,
@@ -85,9 +88,9 @@ __all__ = [
     "LABEL_PREFIX",
     "MINUTES",
     "PROTECTED",
-    "SCHEDULERS",
     "UNIT_PREFIX",
     "Applied",
+    "Backend",
     "Command",
     "Did",
     "Installed",
@@ -110,6 +113,7 @@ __all__ = [
     "every_text",
     "fda_fix",
     "fda_note",
+    "get",
     "install",
     "install_plan",
     "installed",
@@ -126,6 +130,8 @@ __all__ = [
     "plist_path",
     "protected_location",
     "read_crontab",
+    "register",
+    "schedulers",
     "service_unit",
     "status",
     "summary",
@@ -135,6 +141,7 @@ __all__ = [
     "uninstall_plan",
     "unit_dir",
     "unit_name",
+    "unregister",
     "watch_command",
     "watch_unit",
     "write_crontab",

@@ -8,9 +8,12 @@ import shlex
 import shutil
 
 from memory_curator.commands.context import Machine
+from memory_curator.commands.schedule.files import Event, install_files
 from memory_curator.commands.schedule.intervals import cron_schedule, every_from
-from memory_curator.commands.schedule.job import Command, Installed, Job, JobPlan, Loaded, command_words
+from memory_curator.commands.schedule.job import Applied, Command, Installed, Job, JobPlan, Loaded, command_words
 from memory_curator.commands.schedule.process import run
+from memory_curator.commands.schedule.registry import flags, register
+from memory_curator.commands.schedule.scheduler import Backend
 from memory_curator.core.errors import CuratorError
 
 CRON_MARKER = "# memory-curator:"
@@ -54,15 +57,41 @@ def write_crontab(table: str) -> None:
     run(Command(("crontab", "-")), stdin=table)
 
 
-class Cron:
+class Cron(Backend):
     name = "cron"
     program = "crontab"
+    flag_help = "cron (default elsewhere, if installed)."
+    rank = 3
+
+    def preference(self, system: str) -> int | None:
+        return 1  # after launchd on macOS, after systemd elsewhere
 
     def works(self, machine: Machine) -> str | None:
         return None if shutil.which("crontab") else "no crontab on PATH"
 
     def install_plan(self, job: Job, machine: Machine) -> JobPlan:
-        return JobPlan(self.name, job.id, cron_line=cron_line(job))
+        line = cron_line(job)
+        shown = (f"# crontab line (replaces the line ending in '{marker(job.id)}'):", line)
+        return JobPlan(self.name, job.id, entry=line, shown=shown)
+
+    def install(self, plan: JobPlan) -> Applied:
+        """The state folder made, then this vault's line put in the table (every other line kept)."""
+        table, line = read_crontab(), plan.entry or ""
+        if table is None:
+            raise CuratorError(f"crontab: not found on PATH; choose another scheduler ({flags(but=self.name)})")
+
+        def add() -> Event:
+            write_crontab(crontab_with(table, line, plan.job_id))
+            return ("said", f"crontab: {line}")
+
+        return install_files(plan, add, kept="the crontab is unchanged")
+
+    def uninstall(self, plan: JobPlan) -> Applied:
+        table = read_crontab()
+        if not table or crontab_without(table, plan.job_id) == table:
+            return Applied(plan.platform)
+        write_crontab(crontab_without(table, plan.job_id))
+        return Applied(plan.platform, (("said", f"crontab: removed the line ending in '{marker(plan.job_id)}'"),))
 
     def uninstall_plan(self, job_id: str, machine: Machine) -> JobPlan:
         return JobPlan(self.name, job_id)
@@ -75,9 +104,18 @@ class Cron:
     def ask(self, job: Installed, machine: Machine) -> Loaded:
         return Loaded("crontab", True, "in the crontab")  # it was found in `crontab -l`
 
+    def doctor_state(self, said: Loaded) -> str:
+        return ""  # a line in the table is all cron says
+
+    def doctor_not_run(self, job: Installed, uid: int) -> str:
+        return "check that the cron daemon runs (e.g. systemctl status cron) and look at its log"
+
 
 def _from_cron(line: str) -> Installed:
     fields = line.split(None, 5)
     words = command_words(fields[5].replace("\\%", "%"), "crontab") if len(fields) == 6 else []
     command = tuple(w for w in words if not w.startswith(">>") and w != "2>&1")
     return Installed("cron", "crontab", command, every_from(" ".join(fields[:5]), 0))
+
+
+register(Cron())

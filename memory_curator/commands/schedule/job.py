@@ -8,6 +8,7 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.names import INBOX
@@ -81,12 +82,27 @@ class JobPlan:
     files: tuple[tuple[Path, bytes], ...] = ()
     before: tuple[Command, ...] = ()
     after: tuple[Command, ...] = ()
-    cron_line: str | None = None
+    entry: str | None = None  # a line the scheduler keeps in its own table (cron's crontab line)
+    shown: tuple[str, ...] = ()  # what `show` prints after the commands (the crontab line, with its header)
     notes: tuple[str, ...] = ()
     state: Path | None = None  # created by install: the log lives there
     undo: tuple[Command, ...] = ()
     unavailable: str | None = None
     fallback: tuple[str, ...] = ()
+
+
+Did = Literal["wrote", "removed", "ran", "said"]
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What `install` or `uninstall` did, in order: ("wrote", file), ("removed", file), ("ran",
+    command line), ("said", a scheduler's own line: "crontab: <the line added>"); plus the
+    plan's notes. No events: there was nothing to uninstall."""
+
+    platform: str
+    events: tuple[tuple[Did, str], ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

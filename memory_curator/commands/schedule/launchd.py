@@ -15,6 +15,8 @@ from xml.parsers.expat import ExpatError
 from memory_curator.commands.context import Machine
 from memory_curator.commands.schedule.job import Command, Installed, Job, JobPlan, Loaded, watch_command
 from memory_curator.commands.schedule.process import ask_program
+from memory_curator.commands.schedule.registry import register
+from memory_curator.commands.schedule.scheduler import Backend
 from memory_curator.core.errors import CuratorError
 
 LABEL_PREFIX = "org.memory-curator.sweep."
@@ -43,9 +45,15 @@ def plist(job: Job) -> dict[str, object]:
     return data
 
 
-class Launchd:
+class Launchd(Backend):
     name = "launchd"
     program = "launchctl"
+    flag_help = "launchd (default on macOS)."
+    rank = 1
+    on_change = True  # WatchPaths
+
+    def preference(self, system: str) -> int | None:
+        return 0 if system == "Darwin" else None
 
     def works(self, machine: Machine) -> str | None:
         if machine.system != "Darwin":
@@ -79,6 +87,31 @@ class Launchd:
             return Loaded(target, False, "not loaded")
         error = err or f"exit {code}"
         return Loaded(target, None, f"cannot ask launchd ({error})", error=error)
+
+    def plan_notes(self, job: Job, machine: Machine) -> tuple[str, ...]:
+        note = fda_note(job.vault, job.python, machine.home, machine.system)
+        return (note,) if note else ()
+
+    def watch_unit(self, job: Job, machine: Machine) -> tuple[Path, str, str] | None:
+        return watch_agent(job, machine)
+
+    def doctor_unasked(self, said: Loaded) -> str:
+        return f"cannot ask launchctl whether the job is loaded ({said.error})"
+
+    def doctor_load(self, job: Installed, said: Loaded) -> str:
+        return f"launchctl bootstrap {said.name.rsplit('/', 1)[0]} {job.where}"
+
+    def doctor_not_run(self, job: Installed, uid: int) -> str:
+        return f"launchctl print gui/{uid}/{Path(job.where).stem} shows why launchd did not run it"
+
+    def doctor_vault(self, vault: Path, python: str, machine: Machine) -> tuple[tuple[str, str], ...]:
+        note = fda_note(vault, python, machine.home, machine.system)
+        return (("macOS", note),) if note else ()
+
+    def doctor_failure(self, summary: str, vault: Path, python: str, machine: Machine) -> str | None:
+        if "not permitted" in summary.lower() and protected_location(vault, machine.home, machine.system):
+            return fda_fix(python)
+        return None
 
 
 def _from_plist(path: Path) -> Installed:
@@ -134,3 +167,6 @@ def fda_note(vault: Path, python: str, home: Path, system: str) -> str | None:
 def fda_fix(python: str) -> str:
     """Privacy permissions attach to the real binary, not to a venv's symlink."""
     return f"System Settings > Privacy & Security > Full Disk Access: add {os.path.realpath(python)}"
+
+
+register(Launchd())

@@ -12,12 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from memory_curator.commands.context import Machine
-from memory_curator.commands.schedule.detect import SCHEDULERS, available, choose_platform
+from memory_curator.commands.schedule.detect import available, choose_platform
 from memory_curator.commands.schedule.intervals import parse_every
 from memory_curator.commands.schedule.job import Job, JobPlan, make_job, watch_command
-from memory_curator.commands.schedule.launchd import fda_note, watch_agent
 from memory_curator.commands.schedule.query import installed
-from memory_curator.commands.schedule.systemd import watch_service
+from memory_curator.commands.schedule.registry import get, preferred, schedulers
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.hosts import host_refusal
 from memory_curator.store.rules_file import load_for_vault
@@ -26,18 +25,18 @@ from memory_curator.store.state import state_folder, vault_id
 
 def install_plan(job: Job, where: str, machine: Machine) -> JobPlan:
     """What installing `job` with the scheduler `where` writes and runs."""
-    return SCHEDULERS[where].install_plan(job, machine)
+    return get(where).install_plan(job, machine)
 
 
 def uninstall_plan(job_id: str, where: str, machine: Machine) -> JobPlan:
-    return SCHEDULERS[where].uninstall_plan(job_id, machine)
+    return get(where).uninstall_plan(job_id, machine)
 
 
 def plan_install(
     machine: Machine, root: Path, state_opt: str | None, every: str, forced: str | None, on_change: bool
 ) -> JobPlan:
     """What `install` and `show` do for this vault on this machine."""
-    env, home, system, state_home = machine.env, machine.home, machine.system, machine.state_home
+    env, system, state_home = machine.env, machine.system, machine.state_home
     seconds = parse_every(every)
     usable = {} if forced else available(machine)
     where = choose_platform(forced, system, usable)
@@ -45,16 +44,16 @@ def plan_install(
         job = make_job(root, state_folder(root, state_opt, env, state_home).resolve(), seconds, False, sys.executable)
         line = no_scheduler(usable, job)
         return JobPlan("none", job.id, unavailable=line, fallback=watch_unit(job, machine))
-    if on_change and where != "launchd":
-        raise CuratorError(f"--on-change needs launchd (not {where}); `memory-curator watch` sweeps on change anywhere")
+    scheduler = get(where)
+    if on_change and not scheduler.on_change:
+        needs = " or ".join(name for name, s in schedulers().items() if s.on_change)
+        raise CuratorError(f"--on-change needs {needs} (not {where}); `memory-curator watch` sweeps on change anywhere")
     job = make_job(root, state_folder(root, state_opt, env, state_home).resolve(), seconds, on_change, sys.executable)
-    plan = install_plan(job, where, machine)
+    plan = scheduler.install_plan(job, machine)
     notes = [*plan.notes, *_host_notes(root, machine.host)]
-    program = SCHEDULERS[where].program
-    if forced and shutil.which(program) is None:
-        notes.insert(0, f"{program}: not found on PATH: `install --{where}` will fail here")
-    if where == "launchd":
-        notes += [n for n in [fda_note(root, job.python, home, system)] if n]
+    if forced and shutil.which(scheduler.program) is None:
+        notes.insert(0, f"{scheduler.program}: not found on PATH: `install --{where}` will fail here")
+    notes += scheduler.plan_notes(job, machine)
     notes.append(f"each sweep appends one JSON line to {job.log} (capped at about 2 MB)")
     return replace(plan, notes=tuple(notes), state=job.state)
 
@@ -69,9 +68,13 @@ def no_scheduler(usable: Mapping[str, str | None], job: Job) -> str:
 
 
 def watch_unit(job: Job, machine: Machine) -> tuple[str, ...]:
-    """A ready unit that keeps `watch` running: a launchd agent on macOS, else a systemd user service."""
-    unit = watch_agent if machine.system == "Darwin" else watch_service
-    path, text, start = unit(job, machine)
+    """A ready unit that keeps `watch` running, from the first scheduler this system prefers that
+    offers one (a launchd agent on macOS, else a systemd user service); a terminal otherwise."""
+    units = (s.watch_unit(job, machine) for s in preferred(machine.system))
+    unit = next((u for u in units if u is not None), None)
+    if unit is None:
+        return (f"# keep it running in a terminal (tmux, screen): {shlex.join(watch_command(job))}",)
+    path, text, start = unit
     return (
         f"# to keep `watch` running, save as {path}, then: {start}",
         text,

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 from memory_curator.commands.schedule.job import Command
+from memory_curator.commands.schedule.registry import flags
 from memory_curator.core.errors import CuratorError
 
 
@@ -29,7 +30,7 @@ def run(step: Command, stdin: str | None = None) -> subprocess.CompletedProcess[
     if program is None and step.may_fail:
         return subprocess.CompletedProcess(list(step.argv), 127, "", f"{step.argv[0]}: not found")
     if program is None:
-        raise CuratorError(f"{step.argv[0]}: not found on PATH; choose another scheduler (--cron/--launchd/--systemd)")
+        raise CuratorError(f"{step.argv[0]}: not found on PATH; choose another scheduler ({flags()})")
     proc = subprocess.run([program, *step.argv[1:]], input=stdin, capture_output=True, text=True, timeout=60)
     if proc.returncode != 0 and not step.may_fail:
         detail = (proc.stderr or proc.stdout).strip().splitlines()

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.commands.context import Machine
-from memory_curator.commands.schedule.detect import SCHEDULERS, available, choose_platform
+from memory_curator.commands.schedule.detect import available, choose_platform
 from memory_curator.commands.schedule.job import Installed, Loaded
+from memory_curator.commands.schedule.registry import get, schedulers
 from memory_curator.core.text import iso
 from memory_curator.store import runlog
 from memory_curator.store.state import state_folder, vault_id
@@ -82,15 +83,15 @@ class ScheduleStatus:
 
 
 def installed(job_id: str, machine: Machine) -> list[Installed]:
-    """Every scheduled sweep of this vault, on any of the three schedulers."""
-    found = (scheduler.find(job_id, machine) for scheduler in SCHEDULERS.values())
+    """Every scheduled sweep of this vault, on any scheduler."""
+    found = (scheduler.find(job_id, machine) for scheduler in schedulers().values())
     return [job for job in found if job is not None]
 
 
 def ask(job: Installed, machine: Machine) -> Loaded:
     """`launchctl print`, `systemctl --user is-enabled/is-active`; a cron line is loaded by being
     in `crontab -l`, which is where it was found."""
-    return SCHEDULERS[job.platform].ask(job, machine)
+    return get(job.platform).ask(job, machine)
 
 
 def summary(machine: Machine, root: Path, state: Path) -> Summary:

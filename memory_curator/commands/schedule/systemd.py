@@ -13,6 +13,8 @@ from memory_curator.commands.context import Machine
 from memory_curator.commands.schedule.intervals import every_from, every_text, on_calendar
 from memory_curator.commands.schedule.job import Command, Installed, Job, JobPlan, Loaded, command_words, watch_command
 from memory_curator.commands.schedule.process import ask_program
+from memory_curator.commands.schedule.registry import register
+from memory_curator.commands.schedule.scheduler import Backend
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError
 
 UNIT_PREFIX = "memory-curator-"
@@ -69,9 +71,14 @@ def _linger_note(user: str) -> str:
     return f"user timers run only while {user} is logged in; to sweep after logout too: loginctl enable-linger {user}"
 
 
-class Systemd:
+class Systemd(Backend):
     name = "systemd"
     program = "systemctl"
+    flag_help = "systemd user timer (default if reachable)."
+    rank = 2
+
+    def preference(self, system: str) -> int | None:
+        return None if system == "Darwin" else 0
 
     def works(self, machine: Machine) -> str | None:
         """A user manager that answers: without one (SSH without a session, most containers) a
@@ -123,6 +130,19 @@ class Systemd:
         ran = last if last and last != "n/a" else None
         return Loaded(timer, enabled == "enabled" and active == "active", f"{enabled}, {active}", ran)
 
+    def watch_unit(self, job: Job, machine: Machine) -> tuple[Path, str, str] | None:
+        return watch_service(job, machine)
+
+    def doctor_unasked(self, said: Loaded) -> str:
+        return f"cannot ask `systemctl --user` whether the timer runs ({said.error})"
+
+    def doctor_load(self, job: Installed, said: Loaded) -> str:
+        return f"systemctl --user enable --now {said.name}"
+
+    def doctor_not_run(self, job: Installed, uid: int) -> str:
+        timer = Path(job.where).with_suffix(".timer").name
+        return f"systemctl --user status {timer}; without `loginctl enable-linger` timers stop at logout"
+
 
 def _from_units(service: Path, timer: Path) -> Installed:
     exec_start = _ini_value(service, "Service", "ExecStart")
@@ -160,3 +180,6 @@ def watch_service(job: Job, machine: Machine) -> tuple[Path, str, str]:
         text,
         f"systemctl --user enable --now {name}  (from a login session)",
     )
+
+
+register(Systemd())
