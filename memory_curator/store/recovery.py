@@ -26,7 +26,7 @@ from memory_curator.core.plan import WRITES, Step, legacy_steps
 from memory_curator.store import stores
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal, open_actions
-from memory_curator.store.paths import relpath, safe_join
+from memory_curator.store.paths import READ_LIMIT, read_capped, relpath, safe_join
 from memory_curator.store.writer import Conflict, Files, _family
 
 DONE, TODO = "done", "todo"  # a step's state; anything else is why it cannot go on
@@ -210,9 +210,12 @@ def _records(note: Path, proof: Any) -> bool:
     if not isinstance(proof, str) or not proof:
         return False
     try:
-        frontmatter = parse(note.read_bytes()).frontmatter
-    except OSError:
+        raw = read_capped(note, READ_LIMIT)
+    except OSError:  # gone, or not a regular file: not the note we wrote
         return False
+    if raw is None:
+        return False
+    frontmatter = parse(raw).frontmatter
     wanted = proof.removeprefix("sha256:")
     return any(isinstance(e, dict) and e.get("sha256") == wanted for e in as_list(frontmatter.get("curated_from")))
 
