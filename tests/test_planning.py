@@ -15,6 +15,7 @@ from memory_curator.commands.desk import Desk
 from memory_curator.commands.planning import new_run_id
 from memory_curator.core import merge as merge_mod
 from memory_curator.core.plan import Numbering
+from memory_curator.store import paths
 
 
 def test_a_run_id_is_its_start_and_a_token() -> None:
@@ -37,19 +38,19 @@ def test_a_plan_that_could_not_be_built_takes_no_number() -> None:
 
 @pytest.fixture
 def counted(vault: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How often the note is read and a merge is made."""
+    """How often the note is read (every read opens through `paths.open_regular`) and a merge is made."""
     counts = {"reads": 0, "merges": 0}
-    real_read, real_merge = Path.read_bytes, merge_mod.merge
+    real_read, real_merge = paths.open_regular, merge_mod.merge
 
-    def read(self: Path) -> bytes:
-        counts["reads"] += self == vault / NOTE
-        return real_read(self)
+    def read(path: Path) -> int:
+        counts["reads"] += path == vault / NOTE
+        return real_read(path)
 
     def merge(*args: object, **kwargs: object) -> merge_mod.Merged:
         counts["merges"] += 1
         return real_merge(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "read_bytes", read)
+    monkeypatch.setattr(paths, "open_regular", read)
     monkeypatch.setattr(merge_mod, "merge", merge)
     return counts
 

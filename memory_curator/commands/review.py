@@ -25,7 +25,7 @@ from memory_curator.core.notes import parse, plain
 from memory_curator.core.ownership import curator_owned, never_owned
 from memory_curator.core.reasons import CODES
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import hash_capped, safe_join, scope_agents
+from memory_curator.store.paths import hash_capped, read_whole, safe_join, scope_agents
 
 SIDE_KEYS = ("value", "observed_at", "captured_at", "confidence", "sources")
 
@@ -285,7 +285,7 @@ def _default_target(desk: Desk, existing: ExistingNote | None, neighbours: tuple
         if never_owned(near.path):
             continue
         try:
-            text = near.text or safe_join(desk.root, near.path).read_bytes().decode("utf-8", "replace")
+            text = near.text or read_whole(safe_join(desk.root, near.path)).decode("utf-8", "replace")
         except (OSError, CuratorError):
             continue
         if curator_owned(near.path, parse(text).frontmatter, desk.rules):

@@ -41,7 +41,7 @@ from memory_curator.core.text import iso, one_line
 from memory_curator.index.store import notes as indexed_notes
 from memory_curator.store import journal_digest, recovery, writer
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import READ_LIMIT, hash_capped, oversize, read_capped, safe_join
+from memory_curator.store.paths import READ_LIMIT, hash_capped, oversize, read_capped, read_whole, safe_join
 from memory_curator.store.state import sweep_lock
 
 BY = "review-note"
@@ -586,7 +586,7 @@ def _drops(ctx: Context, records: list[dict[str, Any]]) -> tuple[rn.Dropped, ...
         if now - e.time > dt.timedelta(days=7):
             continue
         try:
-            note = parse(safe_join(ctx.root, e.dest).read_bytes())
+            note = parse(read_whole(safe_join(ctx.root, e.dest)))
         except (OSError, CuratorError):
             continue
         if privacy_tags(all_tags(note), ctx.rules.settings.privacy_tags):

@@ -200,6 +200,19 @@ def read_capped(path: Path, limit: int) -> bytes | None:
     return None if len(data) > limit else data
 
 
+class TooLarge(OSError):
+    """A file over the limit a reader was given: read no further than the limit."""
+
+
+def read_whole(path: Path, limit: int = READ_LIMIT) -> bytes:
+    """`read_capped` for a file that must be read whole (a note, a dropped copy): one over
+    `limit` raises `TooLarge` (an OSError, like a file that cannot be read)."""
+    data = read_capped(path, limit)
+    if data is None:
+        raise TooLarge(errno.EFBIG, oversize(path, limit), str(path))
+    return data
+
+
 def hash_capped(path: Path, limit: int | None = None) -> str | None:
     """The `content_hash` of a regular file, read in chunks of 1 MiB (memory stays bounded
     whatever its size); None when it holds more than `limit` bytes (read no further)."""
