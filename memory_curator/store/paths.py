@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import itertools
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
@@ -88,6 +89,27 @@ def _resolve_existing(path: Path) -> Path:
         missing.append(path.name)
         path = path.parent
     return path.resolve().joinpath(*reversed(missing))
+
+
+def case_insensitive(root: Path) -> bool:
+    """Whether the vault's file system folds case (macOS, Windows by default): a name in the vault
+    and its swapped-case spelling are one file. Creates nothing: it `lstat`s up to three entries of
+    the vault's root that have letters, both ways (names inside the vault: its own file system,
+    not its parent's); an empty vault, or one that cannot be listed, counts as case-sensitive."""
+    try:
+        with os.scandir(root) as entries:
+            names = list(itertools.islice((e.name for e in entries if e.name.swapcase() != e.name), 3))
+    except OSError:
+        return False
+    return bool(names) and all(_one_file(root / name, root / name.swapcase()) for name in names)
+
+
+def _one_file(a: Path, b: Path) -> bool:
+    try:
+        first, second = os.lstat(a), os.lstat(b)
+    except OSError:
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
 def relpath(root: Path, path: Path) -> str:
