@@ -187,3 +187,12 @@ def test_the_reader_reads_at_most_the_limit_and_hashes_in_chunks(tmp_path: Path)
     assert read_capped(sparse, 1 << 20) is None
     assert hash_capped(small) == "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     assert hash_capped(small, 2) is None and hash_capped(sparse, 1 << 20) is None
+
+
+def test_max_candidate_bytes_over_32_mib_is_refused_in_one_line(vault: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Over it, a flagged candidate (its bytes plus the tag lines) could pass the 64 MiB the
+    store hashes of any file, and no compare-and-swap on it would ever succeed."""
+    rules = vault / "_meta/inbox-rules.md"
+    rules.write_text(rules.read_text().replace("max_candidate_bytes: 1048576", "max_candidate_bytes: 67108864", 1))
+    code, out, err = cli(capsys, "run", "--vault", str(vault), "--settle", "0", "--no-judge")
+    assert code == 1 and "max_candidate_bytes" in err and "32 MiB at most" in err, out + err
