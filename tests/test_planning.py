@@ -4,7 +4,9 @@ its note once and merges once, whether a sweep or a person patches."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_patch_sweep import ADDS_SOURCE, NOTE
@@ -37,19 +39,19 @@ def test_a_plan_that_could_not_be_built_takes_no_number() -> None:
 
 @pytest.fixture
 def counted(vault: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How often the note is read and a merge is made."""
+    """How often the note is opened (every read and hash of it opens it with `os.open`) and a merge is made."""
     counts = {"reads": 0, "merges": 0}
-    real_read, real_merge = Path.read_bytes, merge_mod.merge
+    real_open, real_merge = os.open, merge_mod.merge
 
-    def read(self: Path) -> bytes:
-        counts["reads"] += self == vault / NOTE
-        return real_read(self)
+    def read(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        counts["reads"] += Path(path) == vault / NOTE and not flags & (os.O_WRONLY | os.O_RDWR)
+        return real_open(path, flags, *args, **kwargs)
 
     def merge(*args: object, **kwargs: object) -> merge_mod.Merged:
         counts["merges"] += 1
         return real_merge(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Path, "read_bytes", read)
+    monkeypatch.setattr(os, "open", read)
     monkeypatch.setattr(merge_mod, "merge", merge)
     return counts
 

@@ -10,14 +10,15 @@ from typing import Any
 from memory_curator.commands.context import Context
 from memory_curator.commands.query import index_querier
 from memory_curator.core.errors import CuratorError
-from memory_curator.core.names import DROPPED, INBOX, printable
+from memory_curator.core.names import DROPPED, INBOX, fold, printable
 from memory_curator.core.notes import parse, plain
 from memory_curator.core.privacy import withheld
 from memory_curator.core.review_note import is_note_file
 from memory_curator.core.secrets import not_served
+from memory_curator.core.settings import REVIEW_NOTE
 from memory_curator.core.text import parse_day
 from memory_curator.index import querier as index
-from memory_curator.store.paths import safe_join
+from memory_curator.store.paths import read_capped, safe_join
 
 NOTE_MAX_BYTES = 256 * 1024  # a note an agent reads or hands in; bigger is refused, not cut
 SNIPPET_CHARS = 300
@@ -27,17 +28,21 @@ SEARCH_MAX = 50
 def read_note(ctx: Context, path: str, include_dropped: bool = False) -> dict[str, Any]:
     """A durable note's frontmatter (as plain JSON values) and body. The path is vault-relative;
     `..`, absolute paths, symlinks, dot-folders and the inbox are refused (a dropped item only
-    when asked for)."""
+    when asked for), and the review note and its copies, with the note on or off (an old one may
+    be there). Names compare as the vault's file system compares them (`_Inbox/` is the inbox
+    where it folds case)."""
     rel = path.strip().removeprefix("./")
     parts = rel.split("/")
-    dropped = parts[:2] == [INBOX, DROPPED]
+    folded = [fold(p, ctx.folds) for p in parts]
+    inbox = folded[0] == fold(INBOX, ctx.folds)
+    dropped = inbox and folded[1:2] == [fold(DROPPED, ctx.folds)]
     if rel.startswith("/") or ".." in parts or "\x00" in rel:
         raise CuratorError(f'{printable(path)}: not a vault-relative path (no "..", not absolute)')
     if not rel.endswith(".md"):
         raise CuratorError(f"{printable(path)}: not a note (a vault-relative path ending in .md)")
-    if any(p.startswith(".") for p in parts if not (dropped and p == DROPPED)) or (parts[0] == INBOX and not dropped):
+    if any(p.startswith(".") for p in parts[2 if dropped else 0 :]) or (inbox and not dropped):
         raise CuratorError(f"{printable(path)}: not a durable note (the inbox and dot-folders are not readable)")
-    if is_note_file(rel, ctx.rules.settings.review_note):  # it quotes the inbox, private items included
+    if any(is_note_file(rel, n, ctx.folds) for n in (ctx.rules.settings.review_note, REVIEW_NOTE)):  # quotes the inbox
         raise CuratorError(
             f"{printable(path)}: the review note is the person's view of the inbox, not served to agents"
         )
@@ -46,10 +51,14 @@ def read_note(ctx: Context, path: str, include_dropped: bool = False) -> dict[st
     full = safe_join(ctx.root, rel)  # `..`, an absolute path or a folder linked out of the vault: refused
     if full.is_symlink() or not full.is_file():
         raise CuratorError(f"{printable(path)}: no such note")
-    size = full.stat().st_size
-    if size > NOTE_MAX_BYTES:
+    try:
+        data = read_capped(full, NOTE_MAX_BYTES)  # a FIFO or device swapped in is refused, never opened
+    except OSError as exc:
+        raise CuratorError(f"{printable(path)}: cannot be read ({exc.strerror or exc})") from None
+    if data is None:
+        size = full.stat().st_size
         raise CuratorError(f"{printable(path)}: {size} bytes, over the {NOTE_MAX_BYTES // 1024} KiB a read returns")
-    text = full.read_bytes().decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")
     note = parse(text)
     private = withheld(note, ctx.rules.settings.privacy_tags, dropped) or not_served(text, ctx.rules.settings.secrets)
     if private:

@@ -22,7 +22,7 @@ from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.facts import Querier
 from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.index.store import Progress
-from memory_curator.store.paths import find_root
+from memory_curator.store.paths import case_insensitive, find_root
 from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.state import state_dir
 from memory_curator.store.writer import FILES, Files
@@ -162,6 +162,7 @@ class Seams:
     querier: QuerierFactory = index_querier
     progress: Progress | None = None  # the index's bar for a long build (the CLI: on a terminal only)
     machine: Machine | None = None  # None: this machine (the CLI group reads it once)
+    case_insensitive: bool | None = None  # None: the vault's file system is asked (`Context.folds`)
 
     def applied(self, machine: Machine) -> Machine:
         """`machine` as these seams say: a test's `env` replaces the machine's."""
@@ -204,6 +205,12 @@ class Context:
     @property
     def host(self) -> str:
         return self.machine.host
+
+    @cached_property
+    def folds(self) -> bool:
+        """Whether the vault's file system compares names case-insensitively: detected once."""
+        found = self.seams.case_insensitive
+        return found if found is not None else case_insensitive(self.root)
 
     @cached_property
     def rules(self) -> Rules:

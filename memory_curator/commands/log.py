@@ -33,7 +33,8 @@ class Entry:
     dest: str | None
     reason: str
     rule: str | None
-    status: str  # done / failed / open (no end yet: a crash) / recovered (closed by the next sweep)
+    status: str  # done / failed / open (no end yet: a crash) / recovered (finished by the next sweep's
+    # recovery) / "closed: no effect", "closed: taken back" (recovery closed it; it changed nothing)
     error: str | None
     record: Mapping[str, Any]
     undone_by: str | None = None
@@ -87,9 +88,9 @@ def entries(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
 
 
 def _entry(begin: Mapping[str, Any], end: Mapping[str, Any] | None) -> Entry:
-    status = (
-        "open" if end is None else ("failed" if not end.get("ok") else "recovered" if end.get("recovered") else "done")
-    )
+    status = "open" if end is None else "failed" if not end.get("ok") else "done"
+    if end is not None and end.get("ok") and end.get("recovered"):
+        status = f"closed: {end['closed']}" if isinstance(end.get("closed"), str) else "recovered"
     dest = (end or {}).get("dest") or begin.get("dest")
     return Entry(
         time=parse_time(begin.get("time")),

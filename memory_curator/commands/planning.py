@@ -29,7 +29,7 @@ from memory_curator.core.plan import Plan, Step, keep
 from memory_curator.core.reasons import reason_code
 from memory_curator.core.result import Action
 from memory_curator.core.rules import Rules
-from memory_curator.store.paths import relpath, safe_join
+from memory_curator.store.paths import read_whole, relpath, safe_join
 from memory_curator.store.writer import Files
 
 SYMLINK = "it is a symlink, which the curator never follows nor replaces"
@@ -144,7 +144,7 @@ def read_target(
     if staged is not None:
         raw = staged.text.encode("utf-8")
     else:
-        raw = queued if queued is not None else safe_join(root, rel).read_bytes()
+        raw = queued if queued is not None else read_whole(safe_join(root, rel))
     try:
         text: str | None = raw.decode("utf-8")
     except UnicodeDecodeError:

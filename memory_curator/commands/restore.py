@@ -23,7 +23,7 @@ from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT
 from memory_curator.core.plan import by as plan_by
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores, writer
-from memory_curator.store.paths import safe_join
+from memory_curator.store.paths import read_whole, safe_join
 
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-(.+)$")
 
@@ -44,7 +44,7 @@ def restore(ctx: Context, dropped: str | Path, wait: bool = False, by: str | Non
     rel, agent = dropped_item(ctx.root, dropped)
     now = ctx.clock.now()
     with locked(ctx, wait) as executor:
-        raw = safe_join(ctx.root, rel).read_bytes()
+        raw = read_whole(safe_join(ctx.root, rel))
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:

@@ -21,11 +21,11 @@ from memory_curator.core.comparison import blank, norm_text, sources_of
 from memory_curator.core.decide import Decision, decide
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import ExistingNote, Neighbour, Querier, gather_facts
-from memory_curator.core.notes import content_hash, parse, plain
+from memory_curator.core.notes import parse, plain
 from memory_curator.core.ownership import curator_owned, never_owned
 from memory_curator.core.reasons import CODES, recorded_code
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import safe_join, scope_agents
+from memory_curator.store.paths import hash_capped, read_whole, safe_join, scope_agents
 
 SIDE_KEYS = ("value", "observed_at", "captured_at", "confidence", "sources")
 
@@ -153,9 +153,10 @@ def flag_reasons(
             flag = Flag(recorded_code(record), target if isinstance(target, str) else None)
             latest[inbox] = (record.get("after_hash") if isinstance(record.get("after_hash"), str) else None, flag)
     out: dict[str, Flag] = {}
+    limit = desk.rules.settings.max_candidate_bytes  # a larger item is listed too large, never read
     for inbox, (after, flag) in latest.items():
         try:
-            same = after is not None and content_hash((desk.root / inbox).read_bytes()) == after
+            same = after is not None and hash_capped(desk.root / inbox, limit) == after
         except OSError:
             continue
         if same:
@@ -284,7 +285,7 @@ def _default_target(desk: Desk, existing: ExistingNote | None, neighbours: tuple
         if never_owned(near.path):
             continue
         try:
-            text = near.text or safe_join(desk.root, near.path).read_bytes().decode("utf-8", "replace")
+            text = near.text or read_whole(safe_join(desk.root, near.path)).decode("utf-8", "replace")
         except (OSError, CuratorError):
             continue
         if curator_owned(near.path, parse(text).frontmatter, desk.rules):

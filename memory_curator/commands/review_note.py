@@ -44,7 +44,7 @@ from memory_curator.core.text import iso, one_line
 from memory_curator.index.store import notes as indexed_notes
 from memory_curator.store import journal_digest, recovery, writer
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import safe_join
+from memory_curator.store.paths import READ_LIMIT, hash_capped, oversize, read_capped, read_whole, safe_join
 from memory_curator.store.state import sweep_lock
 
 BY = "review-note"
@@ -172,16 +172,16 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> Outcom
 
 def _read_note(ctx: Context, path: Path) -> tuple[bytes | None, str | None]:
     """(the note's bytes, None) — or why it is left alone this time: it changed within the settle
-    window, it is not UTF-8, or it is not a plain file."""
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        return None, "not a plain file (a symlink or a folder): left alone"
+    window, it is not UTF-8, too large, or not a regular file (never opened: a FIFO would block)."""
     try:
-        stat = path.stat()
-        raw = path.read_bytes()
+        stat = path.lstat()
+        raw = read_capped(path, READ_LIMIT)
     except FileNotFoundError:
         return None, None
-    except OSError as exc:
+    except OSError as exc:  # a FIFO, a symlink: `NotRegular`, never opened
         return None, f"cannot read: {exc.strerror or exc}"
+    if raw is None:
+        return None, f"{oversize(path, READ_LIMIT)}: left alone"
     if ctx.clock.timestamp() - stat.st_mtime < ctx.rules.settings.settle_seconds:
         return None, "changed within the settle window: read at the next sweep"
     try:
@@ -424,7 +424,7 @@ def fingerprint(notes: Mapping[str, tuple[int, int]]) -> str:
 def _hash_at(desk: Desk, rel: str) -> str | None:
     """A note's hash as a cache entry is bound to it (None: no such file)."""
     try:
-        return content_hash(safe_join(desk.root, rel).read_bytes())
+        return hash_capped(safe_join(desk.root, rel))
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:  # a folder, no permission: its own state, re-read when it changes
@@ -582,7 +582,7 @@ def _drops(ctx: Context, records: list[dict[str, Any]]) -> tuple[rn.Dropped, ...
         if now - e.time > dt.timedelta(days=7):
             continue
         try:
-            note = parse(safe_join(ctx.root, e.dest).read_bytes())
+            note = parse(read_whole(safe_join(ctx.root, e.dest)))
         except (OSError, CuratorError):
             continue
         if privacy_tags(all_tags(note), ctx.rules.settings.privacy_tags):
@@ -654,6 +654,6 @@ class Watched:
 
 def _hash(path: Path) -> str | None:
     try:
-        return content_hash(path.read_bytes())
+        return hash_capped(path)
     except OSError:
         return None

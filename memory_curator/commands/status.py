@@ -23,10 +23,11 @@ from memory_curator.core.errors import CuratorError, RulesError
 from memory_curator.core.notes import all_tags, content_hash, parse
 from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.rules import Rules, Settings
+from memory_curator.core.settings import MAX_CANDIDATE_BYTES
 from memory_curator.core.text import iso, parse_time
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores
-from memory_curator.store.paths import agent_dirs, ignored_entries, list_candidates, oversize, read_capped
+from memory_curator.store.paths import agent_dirs, hash_capped, ignored_entries, list_candidates, oversize, read_capped
 from memory_curator.store.state import lock_holder, lock_is_free
 
 VERDICTS = ("promote", "patch", "drop", "needs_review")
@@ -295,6 +296,7 @@ def gather(ctx: Context, for_agent: bool = False) -> Status:
     rules, rules_state = rules_summary(root)
     items = scan_inbox(root, state, settings=rules.settings if rules else None)
     named = [i for i in items if not i.private] if for_agent else items
+    limit = (rules.settings if rules else Settings()).max_candidate_bytes
     free = lock_is_free(state)
     return Status(
         vault=str(root),
@@ -302,7 +304,7 @@ def gather(ctx: Context, for_agent: bool = False) -> Status:
         inbox=inbox_summary(items),
         needs_review=review_summary(items, now, named),
         drops_7d=drops(log, now),
-        contradictions=tuple(contradictions(root, log, named)),
+        contradictions=tuple(contradictions(root, log, named, limit)),
         last_sweeps=last_sweeps(records),
         verdicts_per_day=per_day(log, now),
         index=index_summary(root, state, now, rules),
@@ -334,10 +336,11 @@ def rules_summary(root: Path) -> tuple[Rules | None, RulesState]:
 _CONTRADICTION = re.compile(r"(?:^|: |\()contradiction:")  # how the curator's reasons say it
 
 
-def contradictions(root: Path, log: list[Entry], items: list[InboxItem]) -> list[str]:
+def contradictions(root: Path, log: list[Entry], items: list[InboxItem], limit: int = MAX_CANDIDATE_BYTES) -> list[str]:
     """Inbox items the curator flagged as a contradiction, by its journal alone: its last
     needs-review action on the file said so, and the file still holds the bytes it wrote then.
-    A curator line an agent wrote into its own candidate is only text, never listed."""
+    A curator line an agent wrote into its own candidate is only text, never listed. A file over
+    `limit` is never read (it is listed too large)."""
     last: dict[str, Entry] = {}
     for entry in log:  # journal order, undone actions already left out
         if entry.verdict == "needs_review" and entry.inbox:
@@ -348,10 +351,10 @@ def contradictions(root: Path, log: list[Entry], items: list[InboxItem]) -> list
         if flagged is None or not recorded_contradiction(flagged):
             continue
         try:
-            raw = (root / item.rel).read_bytes()
-        except OSError:
+            same = hash_capped(root / item.rel, limit) == flagged.record.get("after_hash")
+        except OSError:  # gone, or no longer a regular file (named with the ignored entries)
             continue
-        if content_hash(raw) == flagged.record.get("after_hash"):
+        if same:
             out.append(item.rel)
     return sorted(out)
 

@@ -36,14 +36,7 @@ from memory_curator.judge.settings import resolve_settings
 from memory_curator.store import recovery, stores, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import (
-    CandidateFile,
-    list_candidates,
-    oversize,
-    read_capped,
-    relpath,
-    scope_agents,
-)
+from memory_curator.store.paths import CandidateFile, list_candidates, oversize, read_capped, relpath, scope_agents
 from memory_curator.store.state import sweep_lock
 
 Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[], None]]]  # total -> a tick per candidate
@@ -374,10 +367,13 @@ def _unreadable(sweep: Sweep, item: CandidateFile, exc: Exception) -> cand.Candi
     """A file whose reading raised: a bare candidate (its bytes, no frontmatter) that `_settle`
     flags needs_review with the reason, so a person sees it and later sweeps pass it by."""
     reason = f"internal error while reading: {one_line(exc)}"
+    limit = sweep.rules.settings.max_candidate_bytes
     try:
-        raw = item.path.read_bytes()
+        raw = read_capped(item.path, limit)  # a FIFO swapped in meanwhile is never opened
     except OSError as again:
         return Skipped(item.rel, f"cannot read: {again.strerror or again}")
+    if raw is None:
+        return Skipped(item.rel, oversize(item.path, limit), waiting="too-large")
     sweep.broken[item.rel] = reason
     note = Note(text=raw.decode("utf-8", errors="replace"), problem=reason)
     return cand.Candidate(

@@ -25,7 +25,7 @@ from memory_curator.core.errors import CuratorError
 from memory_curator.core.plan import Step
 from memory_curator.store import stores, writer
 from memory_curator.store.executor import Executor
-from memory_curator.store.paths import safe_join
+from memory_curator.store.paths import READ_LIMIT, read_capped, safe_join
 from memory_curator.store.writer import Files
 
 UNDOABLE = ("promote", "patch", "drop", "needs_review", "restore")
@@ -146,6 +146,6 @@ def _blocked(root: Path, files: Files, step: Step) -> str | None:
 
 def _read(root: Path, rel: str) -> bytes | None:
     try:
-        return safe_join(root, rel).read_bytes()
+        return read_capped(safe_join(root, rel), READ_LIMIT)
     except (OSError, CuratorError):
         return None

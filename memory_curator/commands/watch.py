@@ -45,7 +45,7 @@ from memory_curator.core.result import SweepResult
 from memory_curator.core.rules import Settings
 from memory_curator.core.text import one_line
 from memory_curator.store.bell import Bell
-from memory_curator.store.paths import agent_dirs, list_candidates, relpath
+from memory_curator.store.paths import agent_dirs, list_candidates, read_whole, relpath
 from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.state import lock_is_free, watcher_lock
 
@@ -126,7 +126,7 @@ def arriving(path: Path) -> bool:
 
     An unreadable file is not waited on: the sweep reports it (or flags it)."""
     try:
-        raw = path.read_bytes()
+        raw = read_whole(path)  # a FIFO is never opened: the watcher never blocks
         return not raw.strip() or parse(raw).unclosed
     except Exception:  # one file's problem is never the watcher's: the sweep meets it in its boundary
         return False

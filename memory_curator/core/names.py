@@ -26,7 +26,9 @@ SLUG_MAX = 80
 NEVER_INDEXED = {INBOX, ".obsidian", ".trash"}
 
 
-CONFLICT = re.compile(r"\((?:c|C)onflicted copy.*\)|\.sync-conflict-")  # a sync conflict copy's name
+# a sync conflict copy's name: Dropbox `(conflicted copy …)`, `(Jane's conflicted copy …)`;
+# Obsidian Sync `(Conflicted …)`; Syncthing `.sync-conflict-…`
+CONFLICT = re.compile(r"\((?:[^()]*\s)?conflicted\b[^()]*\)|\.sync-conflict-", re.IGNORECASE)
 _CONFLICT = CONFLICT
 
 
@@ -115,6 +117,13 @@ def _escaped(char: str) -> str:
 
 def nfc(name: str) -> str:
     return unicodedata.normalize("NFC", name)
+
+
+def fold(name: str, insensitive: bool) -> str:
+    """A name as a file system compares it: NFC always (what `nfc` gives every name the curator
+    reads), and casefolded where the file system folds case (macOS, Windows: `Context.folds`)."""
+    name = nfc(name)
+    return name.casefold() if insensitive else name
 
 
 def is_candidate_name(name: str) -> bool:

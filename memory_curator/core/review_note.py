@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_curator.core.names import CONFLICT
+from memory_curator.core.names import CONFLICT, fold
 from memory_curator.core.review_quote import FENCE, code, fenced, inert, link
 
 DEFAULT_PATH = "_meta/Inbox review.md"
@@ -57,13 +56,22 @@ def item_id(*parts: str | None) -> str:
     return hashlib.sha256("\0".join(p or "" for p in parts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-def is_note_file(rel: str, note: str | None) -> bool:
-    """The review note or one of its sync conflict copies: the curator's own, never a note."""
+_NUMBERED = re.compile(r" (?:\d+|\(\d+\))\.md")  # a sync tool's numbered copy: `Inbox review 1.md`
+
+
+def is_note_file(rel: str, note: str | None, insensitive: bool = False) -> bool:
+    """The review note or one of its sync copies (a conflict copy, a numbered `… 1.md` or
+    `… (1).md`): the curator's own, never a note. Names compared as the file system compares
+    them (`names.fold`: casefolded where it folds case)."""
     if not note:
         return False
-    folder, _, name = unicodedata.normalize("NFC", rel).rpartition("/")
-    want_folder, _, want = unicodedata.normalize("NFC", note).rpartition("/")
-    return folder == want_folder and (name == want or (name.startswith(want[:-3]) and bool(CONFLICT.search(name))))
+    folder, _, name = fold(rel, insensitive).rpartition("/")
+    want_folder, _, want = fold(note, insensitive).rpartition("/")
+    stem = want.removesuffix(".md")
+    if folder != want_folder or not name.startswith(stem):
+        return False
+    rest = name[len(stem) :]
+    return name == want or bool(CONFLICT.search(rest)) or bool(_NUMBERED.fullmatch(rest))
 
 
 def obsidian_url(vault_name: str, path: str) -> str:

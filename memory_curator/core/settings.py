@@ -26,6 +26,7 @@ PERSON_ONLY = ("user_approved", "approved_by", "reviewed")
 PRIVACY_TAGS = ("do-not-share", "private", "secret")
 REVIEW_NOTE = "_meta/Inbox review.md"  # where the curator writes the review note a person ticks in Obsidian
 MAX_CANDIDATE_BYTES = 1 << 20  # an inbox file, `submit` or an MCP candidate over this is refused, never read
+CANDIDATE_BYTES_CEILING = 32 << 20  # half of what the store reads of any file (`store.paths.READ_LIMIT`)
 COMMIT_BATCH = 64  # a sweep's plans per group commit: ~2 syncs a candidate instead of ~7 (docs/safety.md)
 COMMIT_BATCH_MAX = 4096  # the batch's begin records are one write: kept to a few MB
 
@@ -169,8 +170,8 @@ def settings_problem(settings: Settings) -> tuple[str, str] | None:
             return name, f"must be at most {limit}"
     if not 1 <= settings.commit_batch <= COMMIT_BATCH_MAX:
         return "commit_batch", f"must be within 1..{COMMIT_BATCH_MAX}"
-    if settings.max_candidate_bytes < 1024:
-        return "max_candidate_bytes", "must be at least 1024 (bytes)"
+    if not 1024 <= settings.max_candidate_bytes <= CANDIDATE_BYTES_CEILING:
+        return "max_candidate_bytes", "must be within 1024..33554432 (bytes: 32 MiB at most)"
     if not 0 <= settings.near_duplicate_score <= 1:
         return "near_duplicate_score", "must be within 0..1"
     if not 0 <= settings.neighbours <= NEIGHBOURS_MAX:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import itertools
 import os
-from collections.abc import Iterator, Mapping
+import stat
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +91,27 @@ def _resolve_existing(path: Path) -> Path:
     return path.resolve().joinpath(*reversed(missing))
 
 
+def case_insensitive(root: Path) -> bool:
+    """Whether the vault's file system folds case (macOS, Windows by default): a name in the vault
+    and its swapped-case spelling are one file. Creates nothing: it `lstat`s up to three entries of
+    the vault's root that have letters, both ways (names inside the vault: its own file system,
+    not its parent's); an empty vault, or one that cannot be listed, counts as case-sensitive."""
+    try:
+        with os.scandir(root) as entries:
+            names = list(itertools.islice((e.name for e in entries if e.name.swapcase() != e.name), 3))
+    except OSError:
+        return False
+    return bool(names) and all(_one_file(root / name, root / name.swapcase()) for name in names)
+
+
+def _one_file(a: Path, b: Path) -> bool:
+    try:
+        first, second = os.lstat(a), os.lstat(b)
+    except OSError:
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
 def relpath(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix()
 
@@ -134,12 +159,93 @@ def list_candidates(folder: Path, agent: str, root: Path) -> Iterator[CandidateF
             yield CandidateFile(agent, path, relpath(root, path))
 
 
+class NotRegular(OSError):
+    """A path that is not a regular file (a FIFO, a device, a socket, a symbolic link, a folder):
+    named in one line, never opened for reading (a FIFO would block, a device never end)."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(errno.EINVAL, why, str(path))
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.why}"
+
+
+_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOCTTY", 0)
+CHUNK = 1 << 20
+READ_LIMIT = 64 << 20  # the most of one file the curator reads or hashes (a note, the review note, a kept copy)
+
+
+def not_regular(mode: int) -> str | None:
+    """Why a file of this `st_mode` is never read, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    kind = next((name for test, name in _KINDS if test(mode)), "something else")
+    return f"not a regular file ({kind})"
+
+
+def open_regular(path: Path) -> int:
+    """A read-only descriptor of `path`, only if it is a regular file: looked at with `lstat`
+    first (a FIFO or a device is never opened), then opened without following a link and
+    without blocking, and checked again with `fstat` (it may have been swapped in between)."""
+    why = not_regular(os.lstat(path).st_mode)
+    if why is not None:
+        raise NotRegular(path, why)
+    try:
+        fd = os.open(path, _READ_FLAGS | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegular(path, "a symbolic link") from None
+        raise
+    why = not_regular(os.fstat(fd).st_mode)
+    if why is not None:
+        os.close(fd)
+        raise NotRegular(path, why)
+    return fd
+
+
 def read_capped(path: Path, limit: int) -> bytes | None:
     """The file's bytes, or None when it holds more than `limit`: never more than `limit` + 1 bytes
-    are read, so an agent's 2 GB file costs no memory (a file that grew after a stat is caught too)."""
-    with path.open("rb") as handle:
+    are read, so an agent's 2 GB file costs no memory (a file that grew after a stat is caught too).
+    Only a regular file is read (`NotRegular` otherwise, an OSError)."""
+    with os.fdopen(open_regular(path), "rb") as handle:
         data = handle.read(limit + 1)
     return None if len(data) > limit else data
+
+
+class TooLarge(OSError):
+    """A file over the limit a reader was given: read no further than the limit."""
+
+
+def read_whole(path: Path, limit: int = READ_LIMIT) -> bytes:
+    """`read_capped` for a file that must be read whole (a note, a dropped copy): one over
+    `limit` raises `TooLarge` (an OSError, like a file that cannot be read)."""
+    data = read_capped(path, limit)
+    if data is None:
+        raise TooLarge(errno.EFBIG, oversize(path, limit), str(path))
+    return data
+
+
+def hash_capped(path: Path, limit: int | None = None) -> str | None:
+    """The `content_hash` of a regular file, read in chunks of 1 MiB (memory stays bounded
+    whatever its size); None when it holds more than `limit` bytes (read no further)."""
+    digest, seen = hashlib.sha256(), 0
+    with os.fdopen(open_regular(path), "rb") as handle:
+        while chunk := handle.read(CHUNK):
+            seen += len(chunk)
+            if limit is not None and seen > limit:
+                return None
+            digest.update(chunk)
+    return "sha256:" + digest.hexdigest()
 
 
 def oversize(path: Path, limit: int) -> str:

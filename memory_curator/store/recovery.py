@@ -26,11 +26,12 @@ from memory_curator.core.plan import WRITES, Step, legacy_steps
 from memory_curator.store import stores
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal, open_actions
-from memory_curator.store.paths import relpath, safe_join
+from memory_curator.store.paths import READ_LIMIT, read_capped, relpath, safe_join
 from memory_curator.store.writer import Conflict, Files, _family
 
 DONE, TODO = "done", "todo"  # a step's state; anything else is why it cannot go on
 TAKEN_BACK = ("undo", "restore")  # moves a person asked for: taken back when they cannot finish
+NO_EFFECT, TAKEN_BACK_NOTE = "no effect", "taken back"  # an end record's `closed`: the plan left the vault as it was
 
 
 @dataclass
@@ -50,15 +51,15 @@ def recover(root: Path, state: Path, journal: Journal, files: Files) -> Recovery
     retry_from: int | None = None
     for offset, record in open_actions(entries):
         try:
-            out.notes += _finish(root, executor, record)
+            notes, closed = _finish(root, executor, record)
         except OSError as exc:
             out.notes.append(f"could not finish {record.get('inbox')}: {exc.strerror or exc}; will retry")
             retry_from = offset if retry_from is None else min(retry_from, offset)
             continue
+        out.notes += notes
+        end = {"event": "end", "run": record.get("run"), "seq": record.get("seq"), "ok": True, "recovered": True}
         with contextlib.suppress(OSError):
-            journal.append(
-                {"event": "end", "run": record.get("run"), "seq": record.get("seq"), "ok": True, "recovered": True}
-            )
+            journal.append({**end, "closed": closed} if closed else end)
     out.reviewed.update(executor.held)
     with contextlib.suppress(OSError):
         _save_holds(root, state, out.reviewed, files)
@@ -92,12 +93,15 @@ def steps_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return list(legacy_steps(record))
 
 
-def _finish(root: Path, executor: Executor, record: dict[str, Any]) -> list[str]:
+def _finish(root: Path, executor: Executor, record: dict[str, Any]) -> tuple[list[str], str | None]:
+    """What recovery did to one open plan, and how it closed one that left no effect on the vault
+    (`NO_EFFECT`, `TAKEN_BACK_NOTE`; None when it finished or left it): the end record says so, and
+    `log` and `undo` never take such a plan for one that wrote something."""
     notes = _sweep_temps(root, executor.files, steps_of(record))
     steps = [s for s in steps_of(record) if _path(root, s.get("path")) is not None or s.get("op") == "keep"]
     what = f"{record.get('verdict')} of {record.get('inbox') or record.get('dest')}"
     if not any(_state(root, executor.files, s) == DONE for s in steps if s.get("op") in WRITES):
-        return notes  # nothing took effect: closed as not done
+        return notes, NO_EFFECT  # nothing took effect: closed as not done
     landed = str(record.get("dest"))
     for number, step in enumerate(steps):
         state = _state(root, executor.files, step)
@@ -105,14 +109,14 @@ def _finish(root: Path, executor: Executor, record: dict[str, Any]) -> list[str]
             state = _redo(executor, step)
         if state not in (DONE, TODO) and record.get("verdict") in TAKEN_BACK:
             _take_back(executor, steps[:number])
-            return [*notes, f"took back the unfinished {what}: {state}"]
+            return [*notes, f"took back the unfinished {what}: {state}"], TAKEN_BACK_NOTE
         if state not in (DONE, TODO):
-            return [*notes, f"left {what} half-done: {state}; check both files"]
+            return [*notes, f"left {what} half-done: {state}; check both files"], None
         if step.get("op") in WRITES:
             landed = _durable(root, executor.files, step)
         if step.get("op") == "hold":
             executor.held[str(step["path"])] = str(step.get("expected"))
-    return [*notes, f"finished {what} -> {landed}"]
+    return [*notes, f"finished {what} -> {landed}"], None
 
 
 def _take_back(executor: Executor, done: list[dict[str, Any]]) -> None:
@@ -210,9 +214,12 @@ def _records(note: Path, proof: Any) -> bool:
     if not isinstance(proof, str) or not proof:
         return False
     try:
-        frontmatter = parse(note.read_bytes()).frontmatter
-    except OSError:
+        raw = read_capped(note, READ_LIMIT)
+    except OSError:  # gone, or not a regular file: not the note we wrote
         return False
+    if raw is None:
+        return False
+    frontmatter = parse(raw).frontmatter
     wanted = proof.removeprefix("sha256:")
     return any(isinstance(e, dict) and e.get("sha256") == wanted for e in as_list(frontmatter.get("curated_from")))
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memory_curator.core.notes import content_hash
-from memory_curator.store.paths import Ignored, ignored_entries
+from memory_curator.store.paths import Ignored, ignored_entries, read_whole
 from memory_curator.store.writer import FILES, Files, Group
 
 LEDGER = "reviewed.json"
@@ -53,7 +53,7 @@ def preimage(state: Path, digest: str) -> bytes | None:
     if not name or "/" in name or name.startswith("."):
         return None
     try:
-        data = (state / "preimages" / name).read_bytes()
+        data = read_whole(state / "preimages" / name)
     except OSError:
         data = None
     if data is not None and content_hash(data) == digest:

@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_curator.core.notes import content_hash
+from memory_curator.store.paths import READ_LIMIT, NotRegular, hash_capped
 
 TEMP_PATTERN = re.compile(r"^\..+\.mc[A-Za-z0-9_]{8}\.tmp$", re.DOTALL)  # a name may hold a newline
 _TEMP_STEM_MAX = 100  # bytes: keeps `.<name>.mcXXXXXXXX.tmp` (116 bytes at most) under NAME_MAX (255)
 _UMASK = os.umask(0o022)
+UNREAD = "unread: "  # file_hash of a file it does not read (not regular, too large): equal to no sha256
 os.umask(_UMASK)
 _TEMP_LETTERS = string.ascii_letters + string.digits + "_"
 
@@ -147,10 +148,16 @@ class Files:
             self.os.unlink(path)
 
     def file_hash(self, path: Path) -> str | None:
+        """The hash of a regular file, streamed; None when there is none. A FIFO, a device or a
+        symlink swapped in is never opened, and a file over `READ_LIMIT` is read no further: each
+        hashes to what no plan expects (so a compare-and-swap or recovery leaves it alone)."""
         try:
-            return content_hash(path.read_bytes())
-        except (FileNotFoundError, IsADirectoryError):
+            digest = hash_capped(path, READ_LIMIT)
+        except FileNotFoundError:
             return None
+        except NotRegular as exc:
+            return None if exc.why.endswith("(a folder)") else f"{UNREAD}{exc.why}"
+        return digest or f"{UNREAD}over {READ_LIMIT >> 20} MiB"
 
     def create(self, path: Path, data: bytes, group: Group | None = None) -> None:
         """Write a new file atomically; FileExistsError (never an overwrite) if the name is taken.
