@@ -4,6 +4,7 @@ sharing their words took 49 s, twenty took 14 minutes)."""
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -94,3 +95,22 @@ def test_a_sweep_of_two_candidates_of_the_size_limit_sharing_their_text_ends_in_
     assert result.exit_code == 0, result.output
     assert (empty_vault / "facts/widget-0/history.md").exists()
     assert (empty_vault / "facts/widget-1/history.md").exists()
+
+
+@settings(max_examples=200, deadline=None)
+@given(candidate=texts, note=texts, filler=st.integers(0, 40))
+def test_same_reads_only_the_windows_shorter_than_the_match_and_scores_as_all_of_them(
+    candidate: str, note: str, filler: int
+) -> None:
+    """A window at least as long as the note's whole match holds all of it (the last window read):
+    skipping those leaves `same` as reading every window gave it."""
+    probe = similarity.probe(words.tokens(candidate), {}, 100, 50.0, "english")
+    read = similarity.read(probe, f"{note} {'other ' * filler}{note}")
+    if probe.weight <= 0 or not read.spots:
+        return
+    caps = [probe.length * times for times in similarity.WINDOWS]
+    every = max(similarity._best_window(probe, read.spots, cap) for cap in [*caps, math.inf])
+    shared = {s for _, s in read.spots}
+    bound = math.sqrt(sum(probe.weights[s] for s in shared) / probe.weight) * similarity.information(len(shared))
+    whole = similarity._best_window(probe, read.spots, math.inf)
+    assert similarity.same(probe, read) == (every if bound >= similarity.LOOKED else whole)

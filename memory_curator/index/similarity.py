@@ -132,7 +132,8 @@ def same(probe_: Probe, note: Read) -> float:
         return 0.0
     shared = {s for _, s in spots}
     bound = math.sqrt(sum(probe_.weights[s] for s in shared) / probe_.weight) * information(len(shared))
-    caps = [probe_.length * times for times in WINDOWS] if bound >= LOOKED else []
+    span = spots[-1][0] - spots[0][0] + 1  # a window as long holds every spot: it is the whole match
+    caps = [probe_.length * times for times in WINDOWS if probe_.length * times < span] if bound >= LOOKED else []
     return max(_best_window(probe_, spots, cap) for cap in [*caps, math.inf])
 
 
