@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from memory_curator.core import candidate as cand
 from memory_curator.core import marks
@@ -23,9 +23,42 @@ from memory_curator.store import stores
 from memory_curator.store.paths import CandidateFile, list_candidates, oversize, read_capped, relpath
 
 if TYPE_CHECKING:
-    from memory_curator.commands.sweep import Sweep
+    from memory_curator.commands.context import Context
 
 CHANGED = "still being written (it changed after the sweep first read it)"
+
+
+class Options(Protocol):
+    """What a sweep's options say of its inbox (`commands.sweep.Options`)."""
+
+    @property
+    def only(self) -> frozenset[str] | None: ...
+    @property
+    def overdue(self) -> frozenset[str]: ...
+    @property
+    def observed(self) -> frozenset[str]: ...
+    @property
+    def settle(self) -> float | None: ...
+
+
+class Sweep(Protocol):
+    """What reading the inbox needs of a sweep (`commands.sweep.Sweep`; not imported: it
+    imports this module)."""
+
+    @property
+    def ctx(self) -> Context: ...
+    @property
+    def options(self) -> Options: ...
+    @property
+    def rules(self) -> Rules: ...
+    @property
+    def root(self) -> Path: ...
+    @property
+    def reviewed(self) -> dict[str, str]: ...
+    @property
+    def sightings(self) -> dict[str, stores.Sighting]: ...
+    @property
+    def broken(self) -> dict[str, str]: ...
 
 
 @dataclass(frozen=True)
