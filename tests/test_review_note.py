@@ -783,9 +783,7 @@ def test_a_candidate_gathering_its_batch_when_the_note_settles_is_still_swept(em
     assert "A line of my own." in note.read_text("utf-8")
 
 
-def test_a_run_counts_as_waiting_only_what_still_waits_once_the_notes_ticks_are_applied(
-    tmp_path: Path, invoke
-) -> None:
+def test_a_run_counts_as_waiting_only_what_still_waits_once_the_notes_ticks_are_applied(tmp_path: Path, invoke) -> None:
     """The sweep's one line of what waits is said after the note's ticks are applied: an item a
     tick dropped is not "waiting for review" in the same output that says it was applied."""
     root = small_vault(tmp_path / "v", invoke)

@@ -9,38 +9,40 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from memory_curator.commands import pending as later
 from memory_curator.commands import review_note
 from memory_curator.commands.context import Context, Judge
 from memory_curator.commands.planning import Planning, action, landing, new_run_id, patch_diff, plan_for
 from memory_curator.core import candidate as cand
-from memory_curator.core import marks
 from memory_curator.core.decide import Decision, JudgeVerdict, decide
 from memory_curator.core.errors import CuratorError, OtherHost, UnsafePath
-from memory_curator.core.facts import Facts, Staging, gather_facts, staging, with_neighbours
+from memory_curator.core.facts import Facts, Settling, Staging, gather_facts, staging, with_neighbours
 from memory_curator.core.hosts import host_refusal
-from memory_curator.core.notes import Note, content_hash
 from memory_curator.core.ownership import judge_may_change
 from memory_curator.core.plan import Numbering, Plan
 from memory_curator.core.result import Action, AgentResult, Failure, Skipped, SweepResult
 from memory_curator.core.rules import JudgeSettings, Rules
-from memory_curator.core.text import TOO_LARGE, describe, one_line, too_large
+from memory_curator.core.text import describe, one_line
 from memory_curator.index.store import IndexUnavailable, Refresh
 from memory_curator.judge.settings import resolve_settings
 from memory_curator.store import recovery, stores, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal
-from memory_curator.store.paths import CandidateFile, list_candidates, oversize, read_capped, relpath, scope_agents
+from memory_curator.store.paths import (
+    relpath,
+    scope_agents,
+)
 from memory_curator.store.state import sweep_lock
 
 Progress = Callable[[int], contextlib.AbstractContextManager[Callable[[], None]]]  # total -> a tick per candidate
 PROGRESS_MIN = 36  # "more than a few dozen" candidates
+BATCH_BYTES = 16 << 20  # a group commit comes sooner when its candidates weigh this much: what a batch holds
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class Sweep:
     sightings: dict[str, stores.Sighting] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)  # inbox path -> why reading it failed (flagged as is)
     numbers: Numbering = field(default_factory=Numbering)
-    queued: list[_Queued] = field(default_factory=list)  # plans waiting for the next group commit
+    queued: list[_Queued] = field(default_factory=list)  # plans waiting for the next group commit (`_Slot`)
 
     @property
     def rules(self) -> Rules:
@@ -157,11 +159,11 @@ def _last_walk(querier: Staging) -> Refresh | None:
 def _reuse(sweep: Sweep) -> review_note.Reuse:
     """What the review note written after this sweep takes from it (docs/review.md): its querier,
     which holds every note the sweep wrote over the index it refreshed (no second index, no second
-    refresh), and the notes as that refresh's walk found them with the sweep's own (`Overlay.staged`)
+    refresh), and the notes as that refresh's walk found them with the sweep's own (`Overlay.written`)
     stat'ed again. Without a walk this run (a kept querier not asked: its last walk was let go
     when it was handed out), the note walks."""
     walked = _last_walk(sweep.querier)
-    staged = getattr(sweep.querier, "staged", None)
+    staged = getattr(sweep.querier, "written", None)
     seen = walked.take_walk() if walked is not None else {}
     if not seen or not isinstance(staged, dict):
         return review_note.Reuse(sweep.querier, run=sweep.run_id)
@@ -202,30 +204,40 @@ def _journal_run(sweep: Sweep, result: SweepResult, seconds: float) -> None:
 
 
 def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, judge: Judge | None) -> SweepResult:
-    collected = [(agent, *_collect(sweep, agent, folder)) for agent, folder in agents]
+    collected = [(agent, *later.collect(sweep, agent, folder)) for agent, folder in agents]
     pending = [c for _, found, _ in collected for c in found]
     verdicts, judge_stats = _ask_judge(sweep, pending, judge)
     results = []
     with _progress(sweep, len(pending)) as tick:
-        outcomes: list[tuple[str, list[Action | Failure | _Queued], list[Skipped]]] = []
+        outcomes: list[tuple[str, list[Action | Failure | _Slot], list[Skipped]]] = []
         for agent, found, skipped in collected:
-            settled: list[Action | Failure | _Queued] = []
-            for candidate in found:
+            settled: list[Action | Failure | _Slot] = []
+            for one in found:
                 if sweep.options.stop and sweep.options.stop():
                     break
-                settled.append(_settle(sweep, candidate, verdicts.get(candidate.inbox_path)))
-                if len(sweep.queued) >= sweep.rules.settings.commit_batch:
+                candidate = later.turn(sweep, one)
+                if isinstance(candidate, Skipped):
+                    skipped.append(candidate)
+                else:
+                    settled.append(_settle(sweep, candidate, verdicts.get(candidate.inbox_path)))
+                if len(sweep.queued) >= sweep.rules.settings.commit_batch or _queued_bytes(sweep) >= BATCH_BYTES:
                     _commit(sweep)
                 tick()
             outcomes.append((agent, settled, skipped))
         _commit(sweep)
     for agent, settled, skipped in outcomes:
-        done = [o.outcome if isinstance(o, _Queued) else o for o in settled]
+        done = [o.outcome if isinstance(o, _Slot) else o for o in settled]
         actions = tuple(o for o in done if isinstance(o, Action))
         errors = tuple(o for o in done if isinstance(o, Failure))
         results.append(AgentResult(agent, actions, tuple(skipped), errors))
     single = scope is not None and len(agents) == 1 and scope.resolve() != (sweep.root / "_inbox").resolve()
     return SweepResult(sweep.run_id, tuple(results), single, sweep.dry_run, judge_stats)
+
+
+def _queued_bytes(sweep: Sweep) -> int:
+    """The bytes of the candidates waiting for the group commit: their plans and what the overlay
+    staged for them weigh a few times as much, until the commit lets them go (docs/architecture.md)."""
+    return sum(len(q.candidate.raw) for q in sweep.queued)
 
 
 def _progress(sweep: Sweep, total: int) -> contextlib.AbstractContextManager[Callable[[], None]]:
@@ -235,11 +247,13 @@ def _progress(sweep: Sweep, total: int) -> contextlib.AbstractContextManager[Cal
 
 
 def _ask_judge(
-    sweep: Sweep, pending: list[cand.Candidate], judge: Judge | None
+    sweep: Sweep, pending: list[later.Pending | cand.Candidate], judge: Judge | None
 ) -> tuple[dict[str, JudgeVerdict], dict[str, Any] | None]:
-    """Only what the rules left undecided goes to the judge; its answers pass the circuit
-    breaker, and each judged candidate's model, prompt version and raw answer is journalled."""
-    undecided = [c for c in pending if judge is not None and _undecided(sweep, c)]
+    """Only what the rules left undecided goes to the judge (those alone held together, read
+    again one by one); its answers pass the circuit breaker, and each judged candidate's model,
+    prompt version and raw answer is journalled."""
+    loaded = (later.turn(sweep, p) for p in pending) if judge is not None else iter(())
+    undecided = [c for c in loaded if isinstance(c, cand.Candidate) and _undecided(sweep, c)]
     if judge is None or not undecided:
         return {}, None
     from memory_curator.judge.prompt import guard
@@ -293,136 +307,7 @@ def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
     return decision.verdict == "needs_review" and (facts.near_duplicate or None in decision.criteria.values())
 
 
-def _collect(sweep: Sweep, agent: str, folder: Path) -> tuple[list[cand.Candidate], list[Skipped]]:
-    """Read the settled candidates of one agent folder; report the rest as skipped. Each file is
-    read inside its own boundary: whatever reading one raises is that file's problem."""
-    found: list[cand.Candidate] = []
-    skipped: list[Skipped] = []
-    try:
-        items = list(list_candidates(folder, agent, sweep.root))
-    except OSError as exc:  # a folder we may not list: its files wait, the other agents are swept
-        return [], [Skipped(relpath(sweep.root, folder) + "/", f"cannot list the folder: {exc.strerror or exc}")]
-    for item in items:
-        if sweep.options.only is not None and item.rel not in sweep.options.only:
-            continue
-        try:
-            got = _read(sweep, item)
-        except Exception as exc:
-            got = _unreadable(sweep, item, exc)
-        if isinstance(got, cand.Candidate):
-            found.append(got)
-        else:
-            skipped.append(got)
-    return found, skipped
-
-
-def _read(sweep: Sweep, item: CandidateFile) -> cand.Candidate | Skipped:
-    """One inbox file: a candidate to settle, or why it waits."""
-    limit = sweep.rules.settings.max_candidate_bytes
-    try:
-        stat = item.path.stat()
-        if stat.st_size > limit:  # never read, never rewritten: it waits for a person as it is
-            return Skipped(item.rel, too_large(stat.st_size, limit) or TOO_LARGE, waiting="too-large")
-        raw = read_capped(item.path, limit)
-        changed = _signature(stat) != _signature(item.path.stat())
-    except OSError as exc:
-        return Skipped(item.rel, f"cannot read: {exc.strerror}")
-    if raw is None:
-        return Skipped(item.rel, oversize(item.path, limit), waiting="too-large")
-    if changed:
-        return Skipped(item.rel, "still being written (it changed while it was read)")
-    if sweep.reviewed.get(item.rel) == content_hash(raw):
-        return _waiting(item.rel, raw)
-    quiet, age = _quiet_for(sweep, item.rel, stat)
-    settle, ceiling = _windows(sweep)
-    if quiet < settle and item.rel not in sweep.options.overdue:
-        return Skipped(item.rel, _unsettled(age, quiet))
-    candidate = cand.build(raw, item.rel, item.agent, sweep.rules)
-    waiting = _still_arriving(candidate, raw, quiet, ceiling)
-    if waiting and item.rel not in sweep.options.overdue:
-        return Skipped(item.rel, waiting)
-    return candidate
-
-
-def _waiting(rel: str, raw: bytes) -> Skipped:
-    """An item held for a person: flagged by a sweep, or put back untouched by undo (or restore
-    of an untagged file) and never flagged. `run` sums both up in one line."""
-    if marks.REVIEW_MARK.encode() in raw or marks.REVIEW_TAG.encode() in raw:
-        return Skipped(rel, "needs review (unchanged since it was flagged)", waiting="flagged")
-    return Skipped(rel, "held for review (put back by undo; unchanged since)", waiting="held")
-
-
-def _windows(sweep: Sweep) -> tuple[float, float]:
-    """(settle window, settle ceiling) of this sweep: the rules', or `run --settle`'s. With
-    `--settle 0` every file is taken as complete: an empty file or an unclosed frontmatter is
-    decided now (needs_review), not waited for."""
-    settings = sweep.rules.settings
-    chosen = sweep.options.settle
-    if chosen is None:
-        return settings.settle_seconds, settings.settle_ceiling_seconds
-    return chosen, (max(chosen, settings.settle_ceiling_seconds) if chosen else 0.0)
-
-
-def _unreadable(sweep: Sweep, item: CandidateFile, exc: Exception) -> cand.Candidate | Skipped:
-    """A file whose reading raised: a bare candidate (its bytes, no frontmatter) that `_settle`
-    flags needs_review with the reason, so a person sees it and later sweeps pass it by."""
-    reason = f"internal error while reading: {one_line(exc)}"
-    limit = sweep.rules.settings.max_candidate_bytes
-    try:
-        raw = read_capped(item.path, limit)  # a FIFO swapped in meanwhile is never opened
-    except OSError as again:
-        return Skipped(item.rel, f"cannot read: {again.strerror or again}")
-    if raw is None:
-        return Skipped(item.rel, oversize(item.path, limit), waiting="too-large")
-    sweep.broken[item.rel] = reason
-    note = Note(text=raw.decode("utf-8", errors="replace"), problem=reason)
-    return cand.Candidate(
-        inbox_path=item.rel,
-        agent=item.agent,
-        note=note,
-        digest=content_hash(raw),
-        surface=None,
-        target=None,
-        key_problem=None,
-        missing=(),
-        raw=raw,
-    )
-
-
-def _signature(stat: os.stat_result) -> tuple[int, int, int]:
-    return stat.st_ino, stat.st_size, stat.st_mtime_ns
-
-
-def _quiet_for(sweep: Sweep, rel: str, stat: os.stat_result) -> tuple[float, float]:
-    """(seconds the file is known unchanged, its mtime's age by the clock).
-
-    Known unchanged: since its mtime, unless that is in the future (a sync peer's skewed
-    clock, a shifted test clock), or since sweeps first saw it with this size and mtime,
-    whichever is longer. A file the watcher saw quiet for the settle window counts as such.
-    """
-    now = sweep.ctx.clock.timestamp()
-    age = now - stat.st_mtime
-    seen = sweep.sightings.get(rel)
-    if seen is None or not seen.same(stat.st_size, stat.st_mtime_ns) or seen.seen > now:
-        seen = sweep.sightings[rel] = stores.Sighting(stat.st_size, stat.st_mtime_ns, now)
-    watched = sweep.rules.settings.settle_seconds if rel in sweep.options.observed and age < 0 else 0.0
-    return max(age, now - seen.seen, watched), age
-
-
-def _unsettled(age: float, quiet: float) -> str:
-    if age >= 0:
-        return f"still being written (modified {age:.1f}s ago)"
-    return f"still being written (its mtime is {-age:.0f}s in the future; unchanged for {quiet:.0f}s)"
-
-
-def _still_arriving(candidate: cand.Candidate, raw: bytes, quiet: float, ceiling: float) -> str | None:
-    """An empty file or an unclosed frontmatter waits, up to the ceiling (then needs_review)."""
-    if (not raw.strip() or candidate.note.unclosed) and quiet < ceiling:
-        return "empty file, waiting for its content" if not raw.strip() else "frontmatter not closed yet"
-    return None
-
-
-def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> Action | Failure | _Queued:
+def _settle(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> Action | Failure | _Slot:
     """Decide, compose and apply one candidate inside its own boundary (design §6, invariant 6):
     reading the vault or writing it may fail, and a bug may raise anything; either fails this
     candidate only, and the sweep goes on. Only an index that cannot be opened at all (every
@@ -458,7 +343,7 @@ def _forced(sweep: Sweep, candidate: cand.Candidate) -> Decision | None:
     return None
 
 
-def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception, stage: str) -> Action | Failure | _Queued:
+def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception, stage: str) -> Action | Failure | _Slot:
     """A bug met while deciding or composing this candidate makes it needs_review, with a one-line
     reason ('internal error while deciding: ValueError: …'). Met while writing (the journal's open
     action is then recovery's to finish or undo), or when flagging fails too, it is an error entry
@@ -497,7 +382,7 @@ class _Prepared:
     diff: str | None  # a dry run's patch
 
 
-def _apply(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action | _Queued:
+def _apply(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> Action | _Slot:
     """Plan the decision, then execute the plan, unless this is a dry run."""
     return _carry_out(sweep, candidate, _prepare(sweep, candidate, decision))
 
@@ -512,15 +397,22 @@ def _prepare(sweep: Sweep, candidate: cand.Candidate, decision: Decision) -> _Pr
 
 
 @dataclass
-class _Queued:
-    """A candidate whose plan waits for the batch's group commit; `outcome` once it ran."""
+class _Slot:
+    """Where a queued candidate's outcome lands once its batch ran: all the sweep keeps of it."""
 
-    candidate: cand.Candidate
-    prepared: _Prepared
     outcome: Action | Failure | None = None
 
 
-def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> Action | _Queued:
+@dataclass(frozen=True)
+class _Queued:
+    """A candidate whose plan waits for the batch's group commit (let go with the batch)."""
+
+    candidate: cand.Candidate
+    prepared: _Prepared
+    slot: _Slot
+
+
+def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> Action | _Slot:
     """Queue the plan for the batch's group commit (`_commit`, run by `_sweep` outside every
     candidate's boundary; a dry run's plan runs nowhere); what it writes answers the later
     candidates' questions (the querier's overlay, and the patches planned before the commit:
@@ -533,9 +425,9 @@ def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> 
         return action(candidate, prepared.decision, moved_to=prepared.moved, diff=prepared.diff)
     if written is not None and plan.dest:
         sweep.planning.unwritten[plan.dest] = written
-    queued = _Queued(candidate, prepared)
+    queued = _Queued(candidate, prepared, _Slot())
     sweep.queued.append(queued)
-    return queued
+    return queued.slot
 
 
 def _commit(sweep: Sweep) -> None:
@@ -548,7 +440,9 @@ def _commit(sweep: Sweep) -> None:
     outcomes = sweep.executor.execute_batch([q.prepared.plan for q in queued])
     sweep.planning.unwritten.clear()
     for item, outcome in zip(queued, outcomes, strict=True):
-        item.outcome = _outcome(sweep, item, outcome)
+        item.slot.outcome = _outcome(sweep, item, outcome)
+    if isinstance(sweep.querier, Settling):  # what it staged is on disk now: the index takes it in
+        sweep.querier.settle()
 
 
 def _outcome(sweep: Sweep, item: _Queued, outcome: dict[str, str] | Exception) -> Action | Failure:
@@ -563,7 +457,7 @@ def _outcome(sweep: Sweep, item: _Queued, outcome: dict[str, str] | Exception) -
     if isinstance(outcome, OSError | writer.Conflict | UnsafePath):
         return Failure(candidate.inbox_path, describe(outcome, (sweep.root / candidate.inbox_path).exists()))
     failed = _internal(sweep, candidate, outcome, "writing")
-    assert not isinstance(failed, _Queued)  # met while writing: never flagged again
+    assert not isinstance(failed, _Slot)  # met while writing: never flagged again
     return failed
 
 

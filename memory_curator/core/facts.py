@@ -122,6 +122,13 @@ class Staging(Querier, Protocol):
     def stage(self, rel: str, text: str | None) -> None: ...
 
 
+@runtime_checkable
+class Settling(Protocol):
+    """A staging querier that lets go of what it staged once it is on disk (`Overlay.settle`)."""
+
+    def settle(self) -> None: ...
+
+
 def staging(querier: Querier) -> Staging:
     """The querier a sweep asks, as one it stages its notes in. Every querier factory gives one
     (`Context.querier`'s type names the questions only): a querier that cannot stage is a bug,

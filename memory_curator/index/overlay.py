@@ -41,6 +41,11 @@ class Overlay(Questions):
         super().__init__()
         self.base = base
         self.rules, self.layout = base.rules, base.layout
+        self._empty()
+        self.written: dict[str, None] = {}  # every path staged this sweep, settled or not, in order
+
+    def _empty(self) -> None:
+        """No note staged: the overlay as it begins, and as `settle` leaves it."""
         self.staged: dict[str, _Staged | None] = {}  # path -> the note staged there, None: removed
         self._staged_df: Counter[str] = Counter()  # what the staged notes add to (or take from) the index's df
         self._new_paths: set[str] = set()  # staged notes the index does not hold
@@ -54,9 +59,25 @@ class Overlay(Questions):
         self._counted = (-1, 0)  # (generation, what the staged notes add to `count` then)
         self._first: dict[str, int] = {}  # staged path -> when it was first staged (`staged`'s order)
 
+    def settle(self) -> None:
+        """The staged notes are on disk (a real sweep's group commit wrote them): the index takes
+        them in (`IndexQuerier.reindexed`) and the overlay lets them go, so that it holds at most
+        one batch of notes whatever the number of candidates (2,000 notes of 1 MiB, their texts and
+        word counts, took gigabytes). `written` keeps their paths."""
+        if not self.staged:
+            return
+        self.base.reindexed(list(self.staged))
+        self._empty()
+        self.generation += 1
+        self._near.clear()
+        self._paired.clear()
+
     def stage(self, rel: str, text: str | None) -> None:
         """Make a note this sweep wrote (or removed: None) visible to later candidates."""
         self.generation += 1
+        self._near.clear()  # the cached neighbours of older generations are never asked again
+        self._paired.clear()
+        self.written[rel] = None
         self._vectors.pop(rel, None)
         if rel not in self.staged:
             self._first[rel] = len(self._first)

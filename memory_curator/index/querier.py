@@ -120,6 +120,17 @@ class IndexQuerier(Questions):
             self._paired.clear()
             self._repair(index)
 
+    def reindexed(self, rels: Collection[str]) -> None:
+        """These notes brought up to date in the index alone (`Index.reindex`), and what was
+        cached of the notes forgotten, as a refresh that changed them does (`_renew`). BM25's
+        average note length stays the one the sweep began with, as the overlay kept it."""
+        self.index.reindex(rels)
+        self._df, self._total, self._spelt_as, self._pathed = {}, None, {}, {}
+        self.generation += 1
+        self._near.clear()
+        self._paired.clear()
+        self._repair(self.index)
+
     def _repair(self, index: Index) -> None:
         """The vectors in step with a refreshed index, with the model already loaded."""
         if self.pairing is None:

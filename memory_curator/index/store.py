@@ -16,7 +16,7 @@ import json
 import os
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,16 @@ def notes(root: Path, rules: Rules) -> dict[str, tuple[int, int]]:
     copies, the curator's own file (docs/review.md)."""
     note = rules.settings.review_note
     return {rel: seen for rel, seen in walk(root).items() if not is_note_file(rel, note)}
+
+
+def notes_at(root: Path, rules: Rules, rel: str) -> set[str]:
+    """{rel} when the walk would index a note there (`notes`, `walk`), else nothing."""
+    parts = rel.split("/")
+    hidden = any(p.startswith(".") for p in parts) or parts[0] in NEVER_INDEXED or rel[-3:].lower() != ".md"
+    path = root / rel
+    linked = any((root / "/".join(parts[:n])).is_symlink() for n in range(1, len(parts) + 1))
+    indexable = not hidden and not linked and not is_note_file(rel, rules.settings.review_note)
+    return {rel} if indexable and path.is_file() else set()
 
 
 def walk(root: Path) -> dict[str, tuple[int, int]]:
@@ -357,6 +367,36 @@ class Index:
         added = len(stale) - len(changed)
         seconds = round(self.clock.monotonic() - started, 3)
         return Refresh(False, added, len(changed), len(gone), len(files), seconds, files)
+
+    def reindex(self, rels: Collection[str]) -> None:
+        """These notes alone brought up to date, no walk (a sweep's group commit wrote them:
+        `Overlay.settle`); one not on disk, or not a note the index holds, is taken out."""
+        with self._writing():
+            self._reopen_if_replaced()
+            conn, marks = self.conn, ",".join("?" * len(rels))
+            known = {path: (ident, size, mtime) for ident, path, size, mtime in conn.execute(
+                f"SELECT id, path, size, mtime_ns FROM notes WHERE path IN ({marks})", list(rels))}  # fmt: skip
+            files = {rel: seen for rel in rels if (seen := self._stat(rel)) is not None}
+            gone = [ident for path, (ident, _, _) in known.items() if path not in files]
+            stale = {p: v for p, v in files.items() if p not in known or known[p][1:] != v}
+            changed = [known[p][0] for p in stale if p in known]
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                delta = self._forget(conn, gone + changed)
+                next_id = (conn.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]) + 1
+                delta.update(self._insert(conn, stale, next_id, count_terms=True))
+                self._apply_terms(conn, delta)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def _stat(self, rel: str) -> tuple[int, int] | None:
+        """(size, mtime_ns) of a note the walk would find at `rel`; None: none there."""
+        if rel not in notes_at(self.root, self.rules, rel):
+            return None
+        stat = (self.root / rel).lstat()
+        return stat.st_size, stat.st_mtime_ns
 
     def _set_meta(self, conn: sqlite3.Connection, **extra: str) -> None:
         values = {"root": str(self.root), "layout": self.layout.signature, "refreshed": iso(self.clock.now()), **extra}

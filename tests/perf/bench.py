@@ -25,6 +25,10 @@ end), then measures in one run, medians over --repeat runs:
   (h) MCP `check_candidate` and `search_notes` latency (p50/p95) over --mcp-calls calls to one
       long-lived server (`mcp_latency.timed`, the SDK's in-memory client); (i) the index's size
       beside the vault's markdown bytes.
+`--only big` (issue 36) sweeps --big candidates of --big-bytes each (default 2,000 of 1 MiB: 2 GB
+of inbox in --workdir; check the disk) that share their words with each other and the vault, and
+times MCP `check_candidate` of one of 250 KB: wall time, the child's peak RSS, seconds a candidate,
+e.g. `--notes 2000 --big 100 --only big --workdir /tmp/big`.
 `--only sweep` measures the sweeps alone (wall and CPU seconds, user + system, of the process),
 reusing --workdir's vault and index (built once when missing): a quick loop while working on the
 sweep, e.g. `--notes 20000 --candidates 1000 --repeat 1 --only sweep --workdir /tmp/sweep20k`.
@@ -636,11 +640,14 @@ def main() -> int:
     parser.add_argument("--mcp-calls", type=int, default=200, help="calls of each MCP tool (0: none)")
     parser.add_argument(
         "--only",
-        choices=["sweep", "lookups"],
+        choices=["sweep", "lookups", "big"],
         help="measure only this: sweep, the sweeps, reusing --workdir's vault and index (built when missing); "
         "lookups, the lookups and MCP latency beside the BM25 floors, on the workdir's index as it is "
-        "(refreshed; built when missing or of another schema) - minutes, not the whole run",
+        "(refreshed; built when missing or of another schema) - minutes, not the whole run; big, a sweep of --big "
+        "candidates of --big-bytes (wall time, peak RSS) and MCP check_candidate of 250 KB (issue 36)",
     )
+    parser.add_argument("--big", type=int, default=2000, help="`--only big`: candidates in the sweep")
+    parser.add_argument("--big-bytes", type=int, default=1 << 20, help="`--only big`: bytes of each candidate")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="mc-bench-"))
     try:
@@ -703,6 +710,8 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         return sweeps_only(root, state, cli, candidates, repeat)
     if args.only == "lookups":
         return lookups_only(args, work, candidates)
+    if args.only == "big":
+        return big_figures(args, root, state, cli, synth)
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
     files = sorted(ix.walk(root))
@@ -774,6 +783,66 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     }  # fmt: skip
     report["targets"] = targets(report)
     report["all_met"] = all(t["met"] for t in report["targets"])
+    return report
+
+
+def big_candidate(synth: Synth, base: list[str], n: int, size: int) -> bytes:
+    """A candidate of `size` bytes whose body is `base` (the vault's Zipf words) with one word
+    in 20 drawn again: every such candidate shares most of its 3-word runs with the others and
+    its words with the vault (the hostile agent's case, issue 36). A new entity each: promoted."""
+    words = list(base)
+    for _ in range(len(words) // 20):
+        words[synth.rng.randrange(len(words))] = synth.sample(1)[0]
+    fm = {"type": "fact", "entity": f"big-{n}", "predicate": "history", "value": f"Big {n} history"}
+    fm |= {"source_url": f"https://example.dev/big/{n}", "source_skill": "web-research", "confidence": 2}
+    data = render(fm, " ".join(words)).encode("utf-8")[: size - 1]
+    return data.decode("utf-8", errors="ignore").encode("utf-8") + b"\n"
+
+
+def big_figures(args: argparse.Namespace, root: Path, state: Path, cli: list[str], synth: Synth) -> dict[str, Any]:
+    """`--only big`: a sweep of `--big` candidates of `--big-bytes` each (wall time, the child's
+    peak RSS, seconds per candidate), and MCP `check_candidate` of one of 250 KB (the agent
+    limit, `NOTE_MAX_BYTES`), on the workdir's vault; the inbox and the notes promoted removed."""
+    from memory_curator.commands.agent import NOTE_MAX_BYTES
+
+    state.mkdir(parents=True, exist_ok=True)
+    ix.Index(root, load_for_vault(root), state).refresh()
+    synth.rng = random.Random(args.seed + 2)
+    base = synth.prose(args.big_bytes // 6).split(" ")
+    report: dict[str, Any] = {"only": "big", "candidates": args.big, "candidate_bytes": args.big_bytes}
+    try:
+        log(f"writing {args.big} candidates of {args.big_bytes} bytes")
+        for n in range(args.big):
+            path = root / "_inbox" / f"agent-{n % 5}" / f"big{n:05d}.md"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(big_candidate(synth, base, n, args.big_bytes))
+            os.utime(path, (OLD, OLD))
+        log("the sweep")
+        swept = [*cli, "run", "--json", "--no-judge", "--vault", str(root), "--state-dir", str(state)]
+        out, seconds, rss = child(swept)
+        data = json.loads(out)
+        verdicts = {k: data[k] for k in ("processed", "promoted", "patched", "dropped", "needs_review")}
+        per = round(seconds / max(1, args.big), 3)
+        report["sweep"] = {"seconds": round(seconds, 1), "peak_rss_mb": round(rss, 1), "seconds_per_candidate": per}
+        report["sweep"] |= verdicts
+        log(f"sweep {seconds:.1f} s, peak RSS {rss:.0f} MB, {per} s a candidate")
+    finally:
+        shutil.rmtree(root / "_inbox")
+        (root / "_inbox").mkdir()
+        for folder in (root / "facts").glob("big-*"):
+            shutil.rmtree(folder, ignore_errors=True)
+        (state / "reviewed.json").unlink(missing_ok=True)
+    ix.Index(root, load_for_vault(root), state).refresh()
+    log("MCP check_candidate of 250 KB")
+    text = big_candidate(synth, base, 0, NOTE_MAX_BYTES).decode("utf-8")
+    mcp = mcp_figures(root, state, [("_inbox/a/big.md", text)], args.mcp_calls or 5)
+    report["mcp_check_candidate_250k"] = mcp["check_candidate"]
+    report["targets"] = [
+        {"target": "big sweep peak RSS < 300 MB", "value": report["sweep"]["peak_rss_mb"], "limit": 300},
+        {"target": "a candidate of the size limit < 1 s", "value": per, "limit": 1.0},
+    ]
+    for row in report["targets"]:
+        row["met"] = row["value"] <= row["limit"]
     return report
 
 
