@@ -209,6 +209,7 @@ def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory)
     verbs: dict[str, set[str]] = {}
     reasons: dict[str, str | None] = {}
     mangled: dict[str, str] = {}
+    others: dict[str, list[tuple[str, str]]] = {}
     for got in readings:
         for sid, tick in got.ticks.items():
             if tick.mangled:  # a copy's older sections are not the person's news: only the note's own
@@ -217,6 +218,7 @@ def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory)
             elif tick.verbs:
                 verbs.setdefault(sid, set()).update(tick.verbs)
                 reasons[sid] = reasons.get(sid) or tick.reason
+            others.setdefault(sid, []).extend(tick.others)
     asks = []
     for sid, section in sections.items():
         chosen = verbs.get(sid, set())
@@ -228,6 +230,8 @@ def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory)
             asks.append(Ask(section, chosen.pop(), reasons.get(sid)))
         elif sid in mangled:
             asks.append(Ask(section, None, None, mangled[sid]))
+        elif others.get(sid):  # a box set to `-` or `/` is not a tick: say so, by name
+            asks.append(Ask(section, None, None, rn.status_problem(others[sid])))
     return asks
 
 
