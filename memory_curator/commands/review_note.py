@@ -49,6 +49,8 @@ BY = "review-note"
 STATE = "review-note.json"
 CACHE = "review-note-items.json"  # `ItemCache`
 SWEEPS_SHOWN = 3
+SAVED_JUST_NOW = "saved {seconds} s ago: its ticks are read at the next sweep (`run --settle 0` reads it now)"
+LEFT = "left: it stays in the queue"
 REVIEW_HINT = "Private items and writes into your own notes are decided only in a terminal: `memory-curator review`."
 
 
@@ -64,6 +66,7 @@ class Outcome:
     written: bool = False
     held: str | None = None
     conflicts: tuple[str, ...] = ()  # sync conflict copies of the note, read for ticks, never deleted
+    saved_ago: int | None = None  # held because saved this many seconds ago: read at the next sweep
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +79,10 @@ class Outcome:
             "conflicts": list(self.conflicts),
         }
 
+    def told(self) -> dict[str, Any] | None:
+        """What `run --json` says of the note when its ticks wait for the next sweep."""
+        return None if self.saved_ago is None else {"left_for_next_sweep": True, "saved_seconds_ago": self.saved_ago}
+
 
 @dataclass
 class Memory:
@@ -86,6 +93,7 @@ class Memory:
     previous: list[rn.Section] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)
     written: str | None = None  # the hash of the note as the curator last wrote it (`watch`: its own write is no news)
+    left: set[str] = field(default_factory=set)  # ticked `leave` now: said once in this write, never kept
 
     @classmethod
     def load(cls, state: Path) -> Memory:
@@ -143,22 +151,25 @@ class Reuse:
     run: str | None = None  # the sweep's run id: the journal's last run, or another changed the vault since
 
 
-def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> Outcome | None:
+def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: float | None = None) -> Outcome | None:
     """Apply the note's settled ticks, then write it again from what waits now (None: the rules
     turn the note off). A sweep's `reuse` serves only when no tick was applied: a tick writes
-    notes the sweep's querier does not hold."""
+    notes the sweep's querier does not hold. `settle`: `run --settle`'s window (0: the person
+    says every file, the note included, is complete), else the rules'."""
     rel = note_rel(ctx)
     if rel is None:
         return None
     path = safe_join(ctx.root, rel)
-    raw, held = _read_note(ctx, path)
+    window = ctx.rules.settings.settle_seconds if settle is None else settle
+    raw, held, ago = _read_note(ctx, path, window)
     if held:
-        return Outcome(rel, held=held)
+        return Outcome(rel, held=held, saved_ago=ago)
     memory = Memory.load(ctx.state)
     copies = conflict_copies(ctx.root, rel)
     reading = rn.read(raw.decode("utf-8"), memory.known()) if raw is not None else None
-    copied = [r for r in (_read_copy(ctx, c, memory) for c in copies) if r is not None]  # each copy read once
+    copied = [r for r in (_read_copy(ctx, c, memory, window) for c in copies) if r is not None]  # each copy read once
     ticks = _ticks(reading, copied, memory)
+    memory.left = {a.section.inbox for a in ticks if a.verb == rn.LEAVE and a.section.inbox and not a.why}
     desk = Desk(ctx, wait, by=BY)
     done, refused = _apply(desk, ticks, memory)
     restored = _restore(ctx, reading, copied, memory, wait)
@@ -168,25 +179,26 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> Outcom
     return Outcome(rel, tuple(done), restored, tuple(refused), written, conflicts=tuple(copies))
 
 
-def _read_note(ctx: Context, path: Path) -> tuple[bytes | None, str | None]:
-    """(the note's bytes, None) — or why it is left alone this time: it changed within the settle
-    window, it is not UTF-8, or it is not a plain file."""
+def _read_note(ctx: Context, path: Path, settle: float) -> tuple[bytes | None, str | None, int | None]:
+    """(the note's bytes, None, None) — or why it is left alone this time: it changed within the
+    settle window (and how many seconds ago it was saved), it is not UTF-8, or not a plain file."""
     if path.is_symlink() or (path.exists() and not path.is_file()):
-        return None, "not a plain file (a symlink or a folder): left alone"
+        return None, "not a plain file (a symlink or a folder): left alone", None
     try:
         stat = path.stat()
         raw = path.read_bytes()
     except FileNotFoundError:
-        return None, None
+        return None, None, None
     except OSError as exc:
-        return None, f"cannot read: {exc.strerror or exc}"
-    if ctx.clock.timestamp() - stat.st_mtime < ctx.rules.settings.settle_seconds:
-        return None, "changed within the settle window: read at the next sweep"
+        return None, f"cannot read: {exc.strerror or exc}", None
+    ago = ctx.clock.timestamp() - stat.st_mtime
+    if ago < settle:
+        return None, SAVED_JUST_NOW.format(seconds=max(0, int(ago))), max(0, int(ago))
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
-        return None, "not UTF-8 text: left alone (fix or delete it)"
-    return raw, None
+        return None, "not UTF-8 text: left alone (fix or delete it)", None
+    return raw, None, None
 
 
 @dataclass(frozen=True)
@@ -235,8 +247,8 @@ def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory)
     return asks
 
 
-def _read_copy(ctx: Context, rel: str, memory: Memory) -> rn.Reading | None:
-    raw, held = _read_note(ctx, safe_join(ctx.root, rel))
+def _read_copy(ctx: Context, rel: str, memory: Memory, settle: float) -> rn.Reading | None:
+    raw, held, _ = _read_note(ctx, safe_join(ctx.root, rel), settle)
     return rn.read(raw.decode("utf-8"), memory.known()) if raw is not None and not held else None
 
 
@@ -458,12 +470,13 @@ def _safe_item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: M
 def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory, cache: ItemCache) -> rn.Item:
     code = "too-large" if found.too_large else code
     problem = memory.problems.get(found.rel)
+    said = LEFT if found.rel in memory.left else None
     base = rn.Item(found.rel, "", found.rel.rpartition("/")[2], code, CODES.get(code, code), found.uncertainty)
     if found.too_large:
         return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=found.too_large, problem=problem)
     kept = cache.get(desk, ItemCache.key(desk, found.rel, found.digest or "", code))  # as the scan read it
     if kept is not None:  # not even parsed again
-        return _with(kept, uncertainty=found.uncertainty, problem=problem)
+        return _with(kept, uncertainty=found.uncertainty, problem=problem, said=said)
     try:
         raw, candidate = desk.read(found.rel)
     except CuratorError as exc:
@@ -472,7 +485,7 @@ def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory
     item, whole = _read_item(desk, querier, candidate, raw, _with(base, digest=candidate.digest))
     if whole:  # a bug met while asking the index is not kept: the next sweep asks again
         cache.put(key, item, {p: _hash_at(desk, p) for p in (candidate.target, item.concerns) if p})
-    return _with(item, problem=problem)
+    return _with(item, problem=problem, said=said)
 
 
 def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes, base: rn.Item) -> tuple[rn.Item, bool]:
@@ -590,29 +603,33 @@ def _drops(ctx: Context, records: list[dict[str, Any]]) -> tuple[rn.Dropped, ...
     return tuple(out)
 
 
-def after_sweep(ctx: Context, wait: bool = False, reuse: Reuse | None = None) -> tuple[list[str], tuple[str, ...]]:
-    """What a sweep says of the note once it is done (the ticks applied and refused), and the
-    inbox paths its ticks settled (they no longer wait); a note that cannot be tended never fails
-    the sweep (the next one tries again)."""
+def after_sweep(
+    ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: float | None = None
+) -> tuple[list[str], tuple[str, ...], dict[str, Any] | None]:
+    """What a sweep says of the note once it is done (the ticks applied and refused), the inbox
+    paths its ticks settled (they no longer wait) and, for `--json`, that the note was left for
+    the next sweep; a note that cannot be tended never fails the sweep (the next one tries again)."""
     try:
-        outcome = tend(ctx, wait, reuse)
+        outcome = tend(ctx, wait, reuse, settle)
     except CuratorError as exc:
-        return [f"review note: {one_line(str(exc))}"], ()
+        return [f"review note: {one_line(str(exc))}"], (), None
     except OSError as exc:
-        return [f"review note: {exc.strerror or exc}"], ()
+        return [f"review note: {exc.strerror or exc}"], (), None
     except Exception as exc:  # a bug in the note never fails the sweep that is done
-        return [f"review note: internal error: {one_line(exc)}"], ()
+        return [f"review note: internal error: {one_line(exc)}"], (), None
     if outcome is None:
-        return [], ()
+        return [], (), None
     said = []
-    if outcome.held and not outcome.held.startswith("changed within"):  # typing is no news
+    if outcome.saved_ago is not None:  # ticks saved just now are never lost without a word
+        said.append(f"review note: {outcome.held}")
+    elif outcome.held:
         said.append(f"review note: {outcome.path}: {outcome.held}")
     if outcome.done:
         said.append(f"review note: {len(outcome.done)} ticked action(s) applied (undo {outcome.done[0].run_id})")
     if outcome.restored:
         said.append(f"review note: {len(outcome.restored)} drop(s) restored")
     said += [f"review note: {inbox}: not applied: {why}" for inbox, why in outcome.refused]
-    return said, tuple(done.action.inbox_path for done in outcome.done)
+    return said, tuple(done.action.inbox_path for done in outcome.done), outcome.told()
 
 
 @dataclass

@@ -135,10 +135,19 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
         ignored = _ignored(ctx, agents, save=True)
-    said, settled = review_note.after_sweep(ctx, options.wait, reuse)  # the note's ticks, then the note: docs/review.md
+    said, settled, told = review_note.after_sweep(ctx, options.wait, reuse, options.settle)  # docs/review.md
     ready = judge is not None or not options.use_judge
     return SweepResult(
-        result.run_id, result.agents, result.single_agent, False, result.judge, (*notes, *said), ready, ignored, settled
+        result.run_id,
+        result.agents,
+        result.single_agent,
+        False,
+        result.judge,
+        (*notes, *said),
+        ready,
+        ignored,
+        settled,
+        told,
     )
 
 

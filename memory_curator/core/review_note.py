@@ -107,6 +107,7 @@ class Item:
     offers: tuple[Offer, ...] = ()
     elsewhere: str | None = None  # why the note offers no write (privacy, the person's note): use review
     problem: str | None = None  # why the last tick on it was not applied
+    said: str | None = None  # what the last tick on it did, said once (a `leave`)
 
     @property
     def id(self) -> str:
@@ -200,6 +201,8 @@ def item_section(item: Item) -> Section:
         lines.append(f"Only in a terminal: {inert(item.elsewhere, 300)}")
     if item.problem:
         lines.append(f"⚠ Not applied: {inert(item.problem, 300)}")
+    if item.said:
+        lines.append(f"✓ Ticked: {inert(item.said)}.")
     lines += ["", *fenced(item.quoted), ""]
     lines += [offer.line(sid) for offer in item.offers]
     lines += ["", END.format(id=sid), ""]
