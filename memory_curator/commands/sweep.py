@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memory_curator.commands import review_note
+from memory_curator.commands import review_memory, review_note
 from memory_curator.commands.context import Context, Judge
 from memory_curator.commands.planning import Planning, action, landing, new_run_id, patch_diff, plan_for
 from memory_curator.core import candidate as cand
@@ -170,7 +170,7 @@ def _last_walk(querier: Staging) -> Refresh | None:
     return refreshed if isinstance(refreshed, Refresh) else None
 
 
-def _reuse(sweep: Sweep) -> review_note.Reuse:
+def _reuse(sweep: Sweep) -> review_memory.Reuse:
     """What the review note written after this sweep takes from it (docs/review.md): its querier,
     which holds every note the sweep wrote over the index it refreshed (no second index, no second
     refresh), and the notes as that refresh's walk found them with the sweep's own (`Overlay.staged`)
@@ -180,7 +180,7 @@ def _reuse(sweep: Sweep) -> review_note.Reuse:
     staged = getattr(sweep.querier, "staged", None)
     seen = walked.take_walk() if walked is not None else {}
     if not seen or not isinstance(staged, dict):
-        return review_note.Reuse(sweep.querier, run=sweep.run_id)
+        return review_memory.Reuse(sweep.querier, run=sweep.run_id)
     for rel in staged:
         try:
             stat = (sweep.root / rel).stat()
@@ -188,7 +188,7 @@ def _reuse(sweep: Sweep) -> review_note.Reuse:
             seen.pop(rel, None)
             continue
         seen[rel] = (stat.st_size, stat.st_mtime_ns)
-    return review_note.Reuse(sweep.querier, seen, sweep.run_id)
+    return review_memory.Reuse(sweep.querier, seen, sweep.run_id)
 
 
 def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:
