@@ -151,12 +151,16 @@ def _quote(desk: Desk, text: str, view: View | None) -> str:
 
 
 def head_of(
-    ctx: Context, items: Iterable[rn.Item], sweeps: list[dict[str, Any]], actions: list[dict[str, Any]]
+    ctx: Context,
+    items: Iterable[rn.Item],
+    sweeps: list[dict[str, Any]],
+    actions: list[dict[str, Any]],
+    copies: tuple[str, ...] = (),
 ) -> rn.Head:
-    """The note's head: its items by code, the last sweeps (`run` records) and the week's drops
-    (from the journal's actions: drops, restores, undos and their ends)."""
+    """The note's head: its items by code, the last sweeps (`run` records), the week's drops
+    (from the journal's actions: drops, restores, undos and their ends) and the note's conflict copies."""
     counts = Counter(item.code for item in items)
-    return rn.Head(tuple(sorted(counts.items())), _sweeps(sweeps), _drops(ctx, actions), REVIEW_HINT)
+    return rn.Head(tuple(sorted(counts.items())), _sweeps(sweeps), _drops(ctx, actions), REVIEW_HINT, copies)
 
 
 def _sweeps(records: list[dict[str, Any]]) -> tuple[str, ...]:

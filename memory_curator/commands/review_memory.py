@@ -35,6 +35,9 @@ class Memory:
     previous: list[rn.Section] = field(default_factory=list)
     problems: dict[str, str] = field(default_factory=dict)
     written: str | None = None  # the hash of the note as the curator last wrote it (`watch`: its own write is no news)
+    # (section id, verb, conflict copy) of every tick read from a copy: applied once, ever (an
+    # `undo` of its run is not reversed by the copy at the next sweep)
+    copied: set[tuple[str, ...]] = field(default_factory=set)
     left: set[str] = field(default_factory=set)  # ticked `leave` now: said once in this write, never kept
 
     @classmethod
@@ -53,7 +56,11 @@ class Memory:
         problems = data.get("problems")
         kept = {str(k): str(v) for k, v in problems.items()} if isinstance(problems, dict) else {}
         written = data.get("written") if isinstance(data.get("written"), str) else None
-        return cls(sections("current"), sections("previous"), kept, written)
+        got = data.get("copied")
+        copied = (
+            {tuple(map(str, t)) for t in got if isinstance(t, list) and len(t) == 3} if isinstance(got, list) else set()
+        )
+        return cls(sections("current"), sections("previous"), kept, written, copied=copied)
 
     def known(self) -> list[rn.Section]:
         return [*self.current, *self.previous]
@@ -64,6 +71,7 @@ class Memory:
             "previous": [s.to_json() for s in self.previous],
             "problems": self.problems,
             "written": self.written,
+            "copied": sorted(list(t) for t in self.copied),
         }
         return json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8", "surrogatepass")
 

@@ -14,7 +14,7 @@ a section is read only against them. What each item's section needs is kept ther
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +95,7 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: f
     memory = Memory.load(ctx.state)
     copies = conflict_copies(ctx.root, rel)
     reading = rn.read(raw.decode("utf-8"), memory.known()) if raw is not None else None
-    copied = [r for r in (_read_copy(ctx, c, memory, window) for c in copies) if r is not None]  # each copy read once
+    copied = [_fresh(c, r, memory) for c in copies if (r := _read_copy(ctx, c, memory, window)) is not None]
     ticks = _ticks(reading, copied, memory)
     memory.left = {a.section.inbox for a in ticks if a.verb == rn.LEAVE and a.section.inbox and not a.why}
     desk = Desk(ctx, wait, by=BY)
@@ -103,7 +103,9 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: f
     restored = _restore(ctx, reading, copied, memory, wait)
     for inbox, why in refused:
         memory.problems[inbox] = why
-    written = _write(desk, path, rel, raw, reading, memory, None if done or restored else reuse)
+    written = _write(desk, path, rel, raw, reading, memory, None if done or restored else reuse, tuple(copies))
+    if not written and copies:  # the copies' ticks are remembered though the note's bytes stay
+        ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
     return Outcome(rel, tuple(done), restored, tuple(refused), written, conflicts=tuple(copies))
 
 
@@ -175,6 +177,20 @@ def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory)
     return asks
 
 
+def _fresh(rel: str, reading: rn.Reading, memory: Memory) -> rn.Reading:
+    """A conflict copy's reading without the ticks already read from it, and those it has now
+    remembered (`Memory.copied`): a copy's tick is applied once, ever."""
+    seen = memory.copied
+    ticks = {
+        sid: replace(tick, verbs=tuple(v for v in tick.verbs if (sid, v, rel) not in seen))
+        for sid, tick in reading.ticks.items()
+    }
+    restores = tuple(d for d in reading.restores if (d, rn.RESTORE, rel) not in seen)
+    memory.copied |= {(sid, v, rel) for sid, tick in ticks.items() for v in tick.verbs}
+    memory.copied |= {(d, rn.RESTORE, rel) for d in restores}
+    return replace(reading, ticks=ticks, restores=restores)
+
+
 def _read_copy(ctx: Context, rel: str, memory: Memory, settle: float) -> rn.Reading | None:
     raw, held, _ = _read_note(ctx, safe_join(ctx.root, rel), settle)
     return rn.read(raw.decode("utf-8"), memory.known()) if raw is not None and not held else None
@@ -231,7 +247,14 @@ def _restore(
 
 
 def _write(
-    desk: Desk, path: Path, rel: str, raw: bytes | None, reading: rn.Reading | None, memory: Memory, reuse: Reuse | None
+    desk: Desk,
+    path: Path,
+    rel: str,
+    raw: bytes | None,
+    reading: rn.Reading | None,
+    memory: Memory,
+    reuse: Reuse | None,
+    copies: tuple[str, ...] = (),
 ) -> bool:
     """Render the note from what waits now and write it when its bytes change (compare-and-swap on
     `raw`: a note saved meanwhile is left for the next sweep)."""
@@ -243,7 +266,7 @@ def _write(
         if reuse is not None and reuse.run != digest.last_run:  # another run between the sweep and the note
             reuse = None
         items = gather(desk, memory, reuse, digest.flagged())
-        head = rn.head_section(head_of(ctx, items, digest.sweeps(), digest.actions()))
+        head = rn.head_section(head_of(ctx, items, digest.sweeps(), digest.actions(), copies))
         sections = [rn.item_section(item) for item in items]
         if reading is None:
             reading = rn.Reading({}, (), ())

@@ -133,6 +133,7 @@ class Head:
     sweeps: tuple[str, ...]  # one line each, newest first
     drops: tuple[Dropped, ...]
     review_hint: str  # what to run for what the note never offers
+    copies: tuple[str, ...] = ()  # the note's sync conflict copies: each named, to merge and delete
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,11 @@ def head_section(head: Head) -> Section:
         lines.append("Nothing waits for you.")
     lines += ["", "Tick one box per item: the next sweep applies it (a tick is as trusted as write access)."]
     lines += ["Your own lines outside the `mc:` sections are kept. " + head.review_hint, ""]
+    for copy in head.copies:
+        lines += [
+            f"⚠ Sync conflict copy {code(copy)}: merge it into this note and delete it (its ticks are read once).",
+            "",
+        ]
     if head.sweeps:
         lines += ["Last sweeps:", *(f"- {s}" for s in head.sweeps), ""]
     tasks: dict[str, Offer] = {}
