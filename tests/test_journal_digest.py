@@ -14,7 +14,7 @@ import pytest
 from loop_kit import INSIGHT, PATCHING, UNSOURCED, ZEBRA, sweep
 
 from memory_curator.cli.machine import build_context
-from memory_curator.commands import review_note
+from memory_curator.commands import review_items
 from memory_curator.commands.context import Context, Seams
 from memory_curator.commands.desk import Desk
 from memory_curator.commands.review import flag_reasons
@@ -43,8 +43,8 @@ def as_whole(ctx: Context, digest: journal_digest.Digest, fewer: bool = True) ->
     whole = list(journal_of(ctx).records())
     desk = Desk(ctx, False, by="test")
     assert flag_reasons(desk, digest.flagged()) == flag_reasons(desk, whole)
-    assert review_note._sweeps(digest.sweeps()) == review_note._sweeps(whole)
-    assert review_note._drops(ctx, digest.actions()) == review_note._drops(ctx, whole)
+    assert review_items._sweeps(digest.sweeps()) == review_items._sweeps(whole)
+    assert review_items._drops(ctx, digest.actions()) == review_items._drops(ctx, whole)
     assert digest.last_run == [r["run"] for r in whole if isinstance(r.get("run"), str)][-1]
     assert len(digest.records()) < len(whole) or not fewer
 

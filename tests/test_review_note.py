@@ -16,7 +16,7 @@ import pytest
 from loop_kit import ADA, CONTRADICTION, INSIGHT, MEMO, THIN_FACT, fail
 
 from memory_curator.cli.machine import build_context
-from memory_curator.commands import review_note
+from memory_curator.commands import review_items, review_memory, review_note
 from memory_curator.commands.context import Seams
 from memory_curator.commands.desk import Desk
 from memory_curator.commands.review import patch_confirmed
@@ -494,9 +494,9 @@ def test_a_sweep_with_nothing_new_asks_the_index_nothing_and_a_changed_note_asks
     contra = "_inbox/agent-a/contra.md"
     before = sections((root / REVIEW_NOTE).read_text("utf-8"))
     asked: list[str] = []
-    real = review_note.evaluate
+    real = review_items.evaluate
     monkeypatch.setattr(
-        review_note, "evaluate", lambda desk, q, c, **kw: asked.append(c.inbox_path) or real(desk, q, c, **kw)
+        review_items, "evaluate", lambda desk, q, c, **kw: asked.append(c.inbox_path) or real(desk, q, c, **kw)
     )
     sweep(invoke, root, T1)
     assert asked == []  # every section came from the state directory's cache
@@ -526,7 +526,7 @@ def test_a_broken_or_foreign_item_cache_is_read_again_not_trusted(tmp_path: Path
     root = small_vault(tmp_path / "v", invoke)
     note = root / REVIEW_NOTE
     before = (note.read_bytes(), note.stat().st_mtime_ns)
-    cache = state_of(root) / review_note.CACHE
+    cache = state_of(root) / review_memory.CACHE
     seen = json.loads(cache.read_bytes())["notes"]
     if kept is None:  # the right vault, but every entry malformed
         entries = json.loads(cache.read_bytes())["items"]
@@ -558,17 +558,17 @@ def test_an_item_whose_reading_met_a_bug_is_read_again_at_the_next_sweep(
     rel = "_inbox/agent-a/contra.md"
     (root / "_inbox/agent-a/new.md").write_text(insight("A new item makes the note change"))
     age(root / "_inbox/agent-a/new.md")
-    real = review_note.evaluate
+    real = review_items.evaluate
 
     def broken(desk, querier, candidate):
         if candidate.inbox_path == "_inbox/agent-a/new.md":
             raise RuntimeError("index hiccup")
         return real(desk, querier, candidate)
 
-    monkeypatch.setattr(review_note, "evaluate", broken)
+    monkeypatch.setattr(review_items, "evaluate", broken)
     sweep(invoke, root, T1)
     assert "Concerns:" not in section_text(root, "_inbox/agent-a/new.md")  # no view: no note named
-    monkeypatch.setattr(review_note, "evaluate", real)
+    monkeypatch.setattr(review_items, "evaluate", real)
     age(root / REVIEW_NOTE)
     sweep(invoke, root, T1 + dt.timedelta(minutes=1))
     assert "Concerns:" in section_text(root, "_inbox/agent-a/new.md")  # not kept: asked again

@@ -18,7 +18,7 @@ from test_review_note import (
 )
 
 from memory_curator.cli.machine import build_context
-from memory_curator.commands import review_note
+from memory_curator.commands import review_memory, review_note
 from memory_curator.commands.context import Context, Seams, index_querier
 from memory_curator.commands.desk import Desk
 from memory_curator.core.clock import FixedClock
@@ -86,12 +86,12 @@ def test_the_note_after_a_sweep_is_byte_for_byte_the_note_written_from_scratch(
     reused = (root / REVIEW_NOTE).read_bytes()
     assert len(counting.opened) == 1  # the note asked the sweep's querier: no second index, no second refresh
     assert len({rel for (_, rel) in counting.opened[0]}) >= 10
-    stamp = json.loads((state_of(root) / review_note.CACHE).read_bytes())["notes"]
+    stamp = json.loads((state_of(root) / review_memory.CACHE).read_bytes())["notes"]
     desk = Desk(build_context(root, None, Seams(clock=FixedClock(T0))))
-    assert stamp == review_note.notes_seen(desk)  # the run's one walk, with what it wrote, is what a walk finds
+    assert stamp == review_memory.notes_seen(desk)  # the run's one walk, with what it wrote, is what a walk finds
 
     (root / REVIEW_NOTE).unlink()
-    (state_of(root) / review_note.CACHE).unlink()
+    (state_of(root) / review_memory.CACHE).unlink()
     ctx = build_context(root, None, Seams(clock=FixedClock(T0 + dt.timedelta(seconds=1)), querier=counting))
     outcome = review_note.tend(ctx)
     assert outcome is not None and outcome.written
@@ -133,8 +133,8 @@ def test_a_sweeps_querier_is_not_used_once_another_run_changed_the_vault(
     ctx = build_context(root, None, Seams(clock=FixedClock(T0 + dt.timedelta(seconds=1))))
     for run in ("another-run", last):
         (root / REVIEW_NOTE).unlink()
-        (state_of(root) / review_note.CACHE).unlink()
-        stale = review_note.Reuse(_Refusing(), {}, run)  # type: ignore[arg-type]
+        (state_of(root) / review_memory.CACHE).unlink()
+        stale = review_memory.Reuse(_Refusing(), {}, run)  # type: ignore[arg-type]
         if run == last:  # the sweep's own: used (and this one refuses every question)
             review_note.tend(ctx, reuse=stale)
             assert (root / REVIEW_NOTE).read_bytes() != written

@@ -19,6 +19,7 @@ from typing import Any
 
 from memory_curator.commands import schedule
 from memory_curator.commands.context import Invocation, Machine
+from memory_curator.commands.note_link import conflict_copies
 from memory_curator.core.clock import Clock
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError, RulesError
 from memory_curator.core.hosts import host_refusal
@@ -94,7 +95,20 @@ def _findings(root: Path, asked: Invocation) -> list[Finding]:
     setting = rules.settings.semantic.model if rules is not None else None
     findings += check_semantic(setting, machine.env, root, machine.data_home)
     findings += check_host(rules, machine.host)
+    findings += check_review_note(root, rules)
     return findings
+
+
+def check_review_note(root: Path, rules: Rules | None) -> list[Finding]:
+    """The review note's sync conflict copies: each one's ticks are read once, so what it holds
+    beyond that belongs in the note (docs/review.md)."""
+    note = rules.settings.review_note if rules is not None else None
+    if not note:
+        return []
+    fix = "merge it into this note and delete it"
+    return [
+        Finding("review note", "warn", f"{c}: a sync conflict copy of {note}", fix) for c in conflict_copies(root, note)
+    ]
 
 
 def check_vault(root: Path, machine: Machine, files: Files = FILES) -> list[Finding]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_curator.commands import pending as later
-from memory_curator.commands import review_note
+from memory_curator.commands import review_memory, review_note
 from memory_curator.commands.context import Context, Judge
 from memory_curator.commands.planning import Planning, action, landing, new_run_id, patch_diff, plan_for
 from memory_curator.core import candidate as cand
@@ -130,10 +130,19 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
         ignored = _ignored(ctx, agents, save=True)
-    said, settled = review_note.after_sweep(ctx, options.wait, reuse)  # the note's ticks, then the note: docs/review.md
+    said, settled, told = review_note.after_sweep(ctx, options.wait, reuse, options.settle)  # docs/review.md
     ready = judge is not None or not options.use_judge
     return SweepResult(
-        result.run_id, result.agents, result.single_agent, False, result.judge, (*notes, *said), ready, ignored, settled
+        result.run_id,
+        result.agents,
+        result.single_agent,
+        False,
+        result.judge,
+        (*notes, *said),
+        ready,
+        ignored,
+        settled,
+        told,
     )
 
 
@@ -156,7 +165,7 @@ def _last_walk(querier: Staging) -> Refresh | None:
     return refreshed if isinstance(refreshed, Refresh) else None
 
 
-def _reuse(sweep: Sweep) -> review_note.Reuse:
+def _reuse(sweep: Sweep) -> review_memory.Reuse:
     """What the review note written after this sweep takes from it (docs/review.md): its querier,
     which holds every note the sweep wrote over the index it refreshed (no second index, no second
     refresh), and the notes as that refresh's walk found them with the sweep's own (`Overlay.written`)
@@ -166,7 +175,7 @@ def _reuse(sweep: Sweep) -> review_note.Reuse:
     staged = getattr(sweep.querier, "written", None)
     seen = walked.take_walk() if walked is not None else {}
     if not seen or not isinstance(staged, dict):
-        return review_note.Reuse(sweep.querier, run=sweep.run_id)
+        return review_memory.Reuse(sweep.querier, run=sweep.run_id)
     for rel in staged:
         try:
             stat = (sweep.root / rel).stat()
@@ -174,7 +183,7 @@ def _reuse(sweep: Sweep) -> review_note.Reuse:
             seen.pop(rel, None)
             continue
         seen[rel] = (stat.st_size, stat.st_mtime_ns)
-    return review_note.Reuse(sweep.querier, seen, sweep.run_id)
+    return review_memory.Reuse(sweep.querier, seen, sweep.run_id)
 
 
 def _judge_for(ctx: Context, rules: Rules, options: Options) -> tuple[Judge | None, JudgeSettings]:

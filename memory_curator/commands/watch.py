@@ -35,8 +35,10 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from memory_curator.commands import review_note, sweep
+from memory_curator.commands import sweep
 from memory_curator.commands.context import Context, KeptQuerier, kept
+from memory_curator.commands.review_memory import Memory
+from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError, OtherHost
 from memory_curator.core.hosts import host_refusal
 from memory_curator.core.names import INBOX, is_candidate_name, nfc
@@ -45,7 +47,7 @@ from memory_curator.core.result import SweepResult
 from memory_curator.core.rules import Settings
 from memory_curator.core.text import one_line
 from memory_curator.store.bell import Bell
-from memory_curator.store.paths import agent_dirs, list_candidates, read_whole, relpath
+from memory_curator.store.paths import agent_dirs, hash_capped, list_candidates, read_whole, relpath, safe_join
 from memory_curator.store.rules_file import load_for_vault
 from memory_curator.store.state import lock_is_free, watcher_lock
 
@@ -224,7 +226,7 @@ class Watcher:
         self.ready: dict[str, bool] = {}  # settled files waiting for their batch -> overdue
         self.ready_since = 0.0
         self.sweeps = 0
-        self.note: review_note.Watched | None = None  # the review note, when the rules name one
+        self.note: Watched | None = None  # the review note, when the rules name one
 
     def request_stop(self) -> None:
         """Safe from a signal handler: sets the flag and wakes the loop."""
@@ -275,7 +277,7 @@ class Watcher:
     def _start_observer(self) -> BaseObserver:
         observer = self.make_observer()
         observer.schedule(_Handler(self.notify), str(self.inbox), recursive=True, event_filter=EVENTS)
-        self.note = review_note.Watched.of(self.root, self.settings.review_note, self.state)
+        self.note = Watched.of(self.root, self.settings.review_note, self.state)
         if self.note is not None:  # the review note's folder, not recursive: a person ticking a box
             observer.schedule(_Handler(self.notify), str(self.note.folder), recursive=False, event_filter=EVENTS)
         try:
@@ -414,3 +416,46 @@ def stop_on_signals(watcher: Watcher) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+@dataclass
+class Watched:
+    """The review note as `watch` follows it: a change to it (or to a conflict copy) sweeps once
+    the note has been quiet for the settle window (Obsidian saves while the person types); the
+    curator's own write of it (the bytes `Memory.written` names) does not."""
+
+    folder: Path
+    rel: str
+    state: Path
+    changed: float | None = None  # monotonic time of the last event on it
+    copy: bool = False  # the event was on a conflict copy
+
+    @classmethod
+    def of(cls, root: Path, rel: str, state: Path) -> Watched | None:
+        if not rel:
+            return None
+        folder = safe_join(root, rel).parent
+        return cls(folder, rel, state) if folder.is_dir() else None
+
+    def seen(self, root: Path, path: str, when: float) -> None:
+        try:
+            rel = Path(path).resolve().relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return
+        if rn.is_note_file(rel, self.rel) and not Path(path).name.startswith("."):
+            self.changed, self.copy = when, self.copy or rel != self.rel
+
+    def settled(self, now: float, settle: float) -> bool:
+        """Quiet long enough, and not the curator's own write: due once."""
+        if self.changed is None or now - self.changed < settle:
+            return False
+        news = self.copy or _hash(self.folder / self.rel.rpartition("/")[2]) != Memory.load(self.state).written
+        self.changed, self.copy = None, False
+        return news
+
+
+def _hash(path: Path) -> str | None:
+    try:
+        return hash_capped(path)
+    except OSError:
+        return None

@@ -97,6 +97,7 @@ class SweepResult:
     judge_ready: bool = True  # False: a judge was wanted but none is configured (the run's hint)
     ignored: tuple[tuple[str, str], ...] = ()  # inbox entries that are no candidates, new since last said: (path, why)
     settled: tuple[str, ...] = ()  # inbox paths the review note's ticks settled after the sweep: no longer waiting
+    review_note: Mapping[str, Any] | None = None  # the note left for the next sweep (saved just now), and when
 
     def totals(self) -> dict[str, int]:
         keys = ["processed", *VERDICT_KEYS.values()]
@@ -127,6 +128,8 @@ class SweepResult:
             extra["judge"] = dict(self.judge)
         if self.notes:
             extra["notes"] = list(self.notes)
+        if self.review_note is not None:
+            extra["review_note"] = dict(self.review_note)
         if self.ignored:
             extra["ignored"] = [{"path": path, "why": why} for path, why in self.ignored]
         if self.single_agent:

@@ -25,6 +25,11 @@ from typing import Any
 
 from memory_curator.core.names import CONFLICT, fold
 from memory_curator.core.review_quote import FENCE, code, fenced, inert, link
+from memory_curator.core.review_tick import BLOCK as _BLOCK
+from memory_curator.core.review_tick import TASK as _TASK
+from memory_curator.core.review_tick import TICKED, box, status_problem, unticked
+
+__all__ = ["status_problem"]  # re-exported: the command names a status by it
 
 DEFAULT_PATH = "_meta/Inbox review.md"
 BEGIN = "%% mc:begin {id} %%"
@@ -45,8 +50,6 @@ VERBS: Mapping[str, str] = {
     RESTORE: "restore",
 }
 DROPPED_IN_REVIEW = "dropped in review"
-_TASK = re.compile(r"^(?P<lead>\s*[-*+] \[)(?P<box>[ xX])(?P<rest>\] .*)$")
-_BLOCK = re.compile(r" \^mc-(?P<id>[0-9a-f]{12})-(?P<verb>[a-z]+)\s*$")
 _MARKER = re.compile(r"%% mc:begin ([0-9a-f]{12}|head) %%")
 
 
@@ -112,6 +115,7 @@ class Item:
     offers: tuple[Offer, ...] = ()
     elsewhere: str | None = None  # why the note offers no write (privacy, the person's note): use review
     problem: str | None = None  # why the last tick on it was not applied
+    said: str | None = None  # what the last tick on it did, said once (a `leave`)
 
     @property
     def id(self) -> str:
@@ -137,6 +141,7 @@ class Head:
     sweeps: tuple[str, ...]  # one line each, newest first
     drops: tuple[Dropped, ...]
     review_hint: str  # what to run for what the note never offers
+    copies: tuple[str, ...] = ()  # the note's sync conflict copies: each named, to merge and delete
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,11 @@ def head_section(head: Head) -> Section:
         lines.append("Nothing waits for you.")
     lines += ["", "Tick one box per item: the next sweep applies it (a tick is as trusted as write access)."]
     lines += ["Your own lines outside the `mc:` sections are kept. " + head.review_hint, ""]
+    for copy in head.copies:
+        lines += [
+            f"⚠ Sync conflict copy {code(copy)}: merge it into this note and delete it (its ticks are read once).",
+            "",
+        ]
     if head.sweeps:
         lines += ["Last sweeps:", *(f"- {s}" for s in head.sweeps), ""]
     tasks: dict[str, Offer] = {}
@@ -205,6 +215,8 @@ def item_section(item: Item) -> Section:
         lines.append(f"Only in a terminal: {inert(item.elsewhere, 300)}")
     if item.problem:
         lines.append(f"⚠ Not applied: {inert(item.problem, 300)}")
+    if item.said:
+        lines.append(f"✓ Ticked: {inert(item.said)}.")
     lines += ["", *fenced(item.quoted), ""]
     lines += [offer.line(sid) for offer in item.offers]
     lines += ["", END.format(id=sid), ""]
@@ -214,12 +226,14 @@ def item_section(item: Item) -> Section:
 @dataclass(frozen=True)
 class Tick:
     """What a section's boxes say: `verbs` ticked (exactly one is a decision), `reason` typed on
-    a ticked drop line, or why the section cannot be read (`mangled`)."""
+    a ticked drop line, boxes set to another status (`others`: (verb, status), not ticks), or
+    why the section cannot be read (`mangled`)."""
 
     id: str
     verbs: tuple[str, ...] = ()
     reason: str | None = None
     mangled: str | None = None
+    others: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -316,20 +330,16 @@ def _take_ours(
     """Mark the lines of a mangled section that are the curator's (its markers, and lines any of
     its renderings holds, boxes aside), from each begin marker to its end marker or the next."""
     end = END.format(id=sid)
-    ours = {_unticked(line) for section in renderings for line in section.lines} | {BEGIN.format(id=sid), end}
+    ours = {unticked(line) for section in renderings for line in section.lines} | {BEGIN.format(id=sid), end}
     for start in where:
         for n in range(start, len(lines)):
             marker = _MARKER.fullmatch(lines[n].strip())
             if n > start and marker and marker.group(1) in known:
                 break
-            if _unticked(lines[n]) in ours and not taken[n]:
+            if unticked(lines[n]) in ours and not taken[n]:
                 taken[n] = True
             if lines[n].strip() == end:
                 break
-
-
-def _unticked(line: str) -> str:
-    return _TASK.sub(lambda m: f"{m.group('lead')} {m.group('rest')}", line.rstrip())
 
 
 def _compare(section: Section, got: Sequence[str]) -> Tick | None:
@@ -339,18 +349,21 @@ def _compare(section: Section, got: Sequence[str]) -> Tick | None:
         return None
     tasks = _task_lines(section)
     ticked: list[str] = []
+    others: list[tuple[str, str]] = []
     reason: str | None = None
     for n, (mine, theirs) in enumerate(zip(section.lines, got, strict=True)):
         if mine.rstrip() == theirs.rstrip():
             continue
         task = tasks.get(n)
-        box = None if task is None else _box(mine, theirs.rstrip(), task[1])
-        if task is None or box is None:
+        status = None if task is None else box(mine, theirs.rstrip(), task[1] == DROP)
+        if task is None or status is None:
             return None
-        if box[0]:
+        if status[0] in TICKED:
             ticked.append(task[0])
-            reason = (box[1] or None) if task[1] == DROP else reason
-    return Tick(section.id, tuple(ticked), reason)
+            reason = (status[1] or None) if task[1] == DROP else reason
+        elif status[0] != " ":
+            others.append((task[0], status[0]))
+    return Tick(section.id, tuple(ticked), reason, others=tuple(others))
 
 
 def _task_lines(section: Section) -> dict[int, tuple[str, str]]:
@@ -376,40 +389,6 @@ def _task_lines(section: Section) -> dict[int, tuple[str, str]]:
         if key is not None and key in section.tasks:
             tasks[n] = (key, verb)
     return tasks
-
-
-def _box(mine: str, theirs: str, verb: str) -> tuple[bool, str] | None:
-    """A task line of ours as the person left it: (ticked, the words they added after its verb,
-    which only a drop takes), or None when it is not that line with its box toggled. The one
-    place a tick is parsed."""
-    have = _TASK.match(theirs)
-    said = None if have is None else _said(mine, theirs, verb)
-    return None if have is None or said is None else (have.group("box") in "xX", said)
-
-
-def _said(mine: str, theirs: str, verb: str) -> str | None:
-    """The words a person added to a task line (only a drop's may take any), or None when the line
-    is not the curator's one with its box toggled."""
-    body_mine = _TASK.sub(r"\g<rest>", mine)
-    body_theirs = _TASK.sub(r"\g<rest>", theirs)
-    if body_mine == body_theirs:
-        return ""
-    if verb != DROP:
-        return None
-    block = _BLOCK.search(body_mine)
-    assert block is not None
-    prefix = body_mine[: block.start()]
-    suffix = body_mine[block.start() :]
-    if not body_theirs.startswith(prefix):
-        return None
-    rest = body_theirs[len(prefix) :]
-    if rest.endswith(suffix):
-        added = rest[: len(rest) - len(suffix)]
-    elif rest.startswith(suffix):
-        added = rest[len(suffix) :]
-    else:
-        return None
-    return " ".join(added.strip(" :—-–").split())
 
 
 def _own_lines(
