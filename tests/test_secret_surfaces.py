@@ -5,9 +5,14 @@ durable note holding one is never a judge's neighbour, `doctor` names such notes
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from test_judge import CURATED, NEIGHBOUR, judged  # noqa: F401  (`judged` is the fixture)
+
+from memory_curator.core.secrets import hashed
 
 TOKEN = "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"
 HOLDING = "insights/deploy-keys.md"
@@ -31,3 +36,30 @@ def test_the_judge_is_never_sent_a_neighbour_holding_a_credential(judged: Any) -
     assert "Sweeping the inbox weekly keeps it small." in sent  # the clean neighbour was shown
     assert TOKEN not in sent and "The deploy bot reads" not in sent
     assert CURATED.splitlines()[2] in sent
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "no-index"])
+def test_doctor_names_a_durable_note_holding_a_credential_masked(
+    vault: Path, invoke: Callable[..., Any], indexed: bool
+) -> None:
+    (vault / HOLDING).parent.mkdir(parents=True, exist_ok=True)
+    (vault / HOLDING).write_text(KEYED, encoding="utf-8")
+    if indexed:
+        assert invoke("index", "rebuild", "--vault", str(vault)).exit_code == 0
+    before = (vault / HOLDING).read_bytes()
+    result = invoke("doctor", "--vault", str(vault))
+    assert result.exit_code == 0, result.output  # a warning, as doctor's others: it fails nothing
+    [line] = [line for line in result.output.splitlines() if "credential" in line]
+    assert line.startswith("warn    secrets: 1 durable note holds a credential")
+    assert f"{HOLDING}: GitHub Token, line 6: ghp_wWP…INUx (sha1 {hashed(TOKEN)})" in line
+    assert TOKEN not in result.output
+    data = json.loads(invoke("doctor", "--vault", str(vault), "--json").output)["data"]
+    assert [d["level"] for d in data if d["topic"] == "secrets"] == ["warn"]
+    assert TOKEN not in json.dumps(data)
+    assert (vault / HOLDING).read_bytes() == before  # read-only: a person's note is never rewritten
+
+
+def test_doctor_says_nothing_of_secrets_in_a_clean_vault(vault: Path, invoke: Callable[..., Any]) -> None:
+    assert invoke("index", "rebuild", "--vault", str(vault)).exit_code == 0
+    result = invoke("doctor", "--vault", str(vault))
+    assert "credential" not in result.output and "secrets:" not in result.output
