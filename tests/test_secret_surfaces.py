@@ -63,3 +63,31 @@ def test_doctor_says_nothing_of_secrets_in_a_clean_vault(vault: Path, invoke: Ca
     assert invoke("index", "rebuild", "--vault", str(vault)).exit_code == 0
     result = invoke("doctor", "--vault", str(vault))
     assert "credential" not in result.output and "secrets:" not in result.output
+
+
+def insight_with(credential: str, title: str = "Deploy notes") -> str:
+    return (
+        f"---\ntype: insight\ntitle: {title}\nsource_url: https://example.dev/deploy\n---\n"
+        f"The agent pasted {credential} while debugging.\n"
+    )
+
+
+def test_status_says_a_dropped_credential_stays_in_the_audit_copy(
+    vault: Path, invoke: Callable[..., Any], write_candidate: Callable[..., Path]
+) -> None:
+    write_candidate(vault, "keyed.md", insight_with(TOKEN))
+    write_candidate(vault, "plain.md", insight_with("nothing secret", "Plain notes"))
+    assert invoke("run", "--vault", str(vault), "--settle", "0", "--no-judge").exit_code == 0
+    before = invoke("status", "--vault", str(vault))
+    assert "credential" not in before.output  # flagged, not dropped yet: no line
+    dropped = invoke(
+        "resolve", "_inbox/agent-a/keyed.md", "--vault", str(vault), "--drop", "a pasted key", "--by", "me"
+    )
+    assert dropped.exit_code == 0, dropped.output
+    result = invoke("status", "--vault", str(vault))
+    assert result.exit_code == 0
+    [line] = [line for line in result.output.splitlines() if "credential" in line]
+    assert line.startswith("dropped holding a credential: 1 ")
+    assert "_inbox/.dropped/" in line and "whole" in line
+    assert json.loads(invoke("status", "--vault", str(vault), "--json").output)["data"]["secret_drops"] == 1
+    assert TOKEN not in result.output
