@@ -91,3 +91,38 @@ def test_status_says_a_dropped_credential_stays_in_the_audit_copy(
     assert "_inbox/.dropped/" in line and "whole" in line
     assert json.loads(invoke("status", "--vault", str(vault), "--json").output)["data"]["secret_drops"] == 1
     assert TOKEN not in result.output
+
+
+TITLED = [
+    ("github", TOKEN, "ghp_wWP…INUx"),
+    ("anthropic", "sk-ant-api03-Qx7Lm2Vr9Kp4Wt8Zn3Hs6Jd1Fb5Gc0Xy_Rq2Nt7Mv4Lk9-a1b2", "sk-ant-…a1b2"),
+]
+
+
+def test_the_review_note_masks_a_credential_in_the_item_title(
+    vault: Path, invoke: Callable[..., Any], write_candidate: Callable[..., Path]
+) -> None:
+    for name, credential, _ in TITLED:
+        write_candidate(vault, f"{name}.md", insight_with("nothing else", f"Deploy with {credential} today"))
+    assert invoke("run", "--vault", str(vault), "--settle", "0", "--no-judge").exit_code == 0
+    note = (vault / "_meta/Inbox review.md").read_text(encoding="utf-8")
+    for name, credential, masked in TITLED:
+        [heading] = [line for line in note.splitlines() if line.startswith("## ") and f"agent-a/{name}" in line]
+        assert f"Deploy with {masked.replace('_', ' ')} today" in heading, heading  # a link's text has no `_`
+        assert credential not in note and credential.replace("_", " ") not in note
+
+
+def test_the_terminal_review_masks_a_credential_in_the_item_title() -> None:
+    from rich.console import Console
+
+    from memory_curator.cli.review_screen import _candidate_panel
+    from memory_curator.core import candidate as cand
+    from memory_curator.store.rules_file import DEFAULT_RULES, load
+
+    for name, credential, masked in TITLED:
+        text = insight_with("nothing else", f"Deploy with {credential} today")
+        item = cand.build(text, f"_inbox/a/{name}.md", "a", load(DEFAULT_RULES))
+        console = Console(width=400, record=True)
+        console.print(_candidate_panel(item))
+        screen = console.export_text()
+        assert f"Deploy with {masked} today" in screen and credential not in screen
