@@ -30,6 +30,7 @@ STATUS_KEYS = [
     "inbox",
     "needs_review",
     "drops_7d",
+    "secret_drops",
     "contradictions",
     "last_sweeps",
     "verdicts_per_day",

@@ -73,6 +73,11 @@ def status(data: Status, as_json: bool) -> None:
     drops = data.drops_7d
     rules = ", ".join(f"{shown(rule)} {n}" for rule, n in drops.by_rule.items())
     console.print(f"drops in the last 7 days: {drops.total}" + (f" ({rules})" if rules else ""))
+    if data.secret_drops:
+        console.print(
+            f"[yellow]dropped holding a credential:[/] {data.secret_drops} (their audit copies in _inbox/.dropped/ "
+            "keep the candidate whole, the one place a credential stays: delete them once it is rotated)"
+        )
     if data.last_sweeps:
         print_table(console, _sweeps_table(data.last_sweeps))
     print_table(console, verdict_chart(data.verdicts_per_day))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory_curator.commands import schedule
+from memory_curator.commands import doctor_secrets, schedule
 from memory_curator.commands.context import Invocation, Machine
 from memory_curator.commands.note_link import conflict_copies
 from memory_curator.core.clock import Clock
@@ -91,6 +91,7 @@ def _findings(root: Path, asked: Invocation) -> list[Finding]:
         findings += check_lock(state, clock.now())
         findings += check_schedule(root, state, machine, clock.now())
         findings += check_index(root, rules, state, clock)
+    findings += check_secrets(root, rules, state, clock)
     findings += check_judge(rules, machine.env)
     setting = rules.settings.semantic.model if rules is not None else None
     findings += check_semantic(setting, machine.env, root, machine.data_home)
@@ -368,6 +369,16 @@ def check_semantic(
     else:
         fix = f"memory-curator semantic fetch {setting}"
     return [Finding("semantic", "warn", f"{told.message}; sweeps pair lexically only", fix)]
+
+
+def check_secrets(root: Path, rules: Rules | None, state: Path | None, clock: Clock) -> list[Finding]:
+    """A warning naming the durable notes that already hold a credential (`doctor_secrets`):
+    nothing when none does or the scan is off. Read-only: the person edits their note."""
+    if rules is None or not rules.settings.secrets.scan:
+        return []
+    message = doctor_secrets.held(root, rules, state, clock).message()
+    fix = "rotate it and edit it out of the note; or, if it is no credential, add that sha1 to secrets.allow"
+    return [Finding("secrets", "warn", message, fix)] if message else []
 
 
 def check_judge(rules: Rules | None, env: Mapping[str, str]) -> list[Finding]:

@@ -82,7 +82,7 @@ def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory
 def _read_item(desk: Desk, querier: Lazy, candidate: cand.Candidate, raw: bytes, base: rn.Item) -> tuple[rn.Item, bool]:
     """What the item's section shows and offers, as the index and the vault say now, and whether
     that is all of it (False: a bug was met asking the index)."""
-    shown = review_quote.title(candidate.frontmatter, candidate.agent, bool(candidate.privacy))
+    shown = review_quote.title(candidate.frontmatter, candidate.agent, bool(candidate.privacy), candidate.secrets)
     base = _with(base, title=shown or base.title)
     if candidate.privacy:
         why = "private content (" + ", ".join(candidate.privacy) + "): approved only in `memory-curator review`"

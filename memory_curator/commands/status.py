@@ -23,6 +23,7 @@ from memory_curator.core.errors import CuratorError, RulesError
 from memory_curator.core.notes import all_tags, content_hash, parse
 from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.rules import Rules, Settings
+from memory_curator.core.secrets import SECRET
 from memory_curator.core.settings import MAX_CANDIDATE_BYTES
 from memory_curator.core.text import iso, parse_time
 from memory_curator.store import journal as journal_mod
@@ -206,6 +207,7 @@ class Status:
     inbox: Inbox
     needs_review: Waiting
     drops_7d: Drops
+    secret_drops: int  # dropped items that held a credential, still in `.dropped/`: their copy keeps it
     contradictions: tuple[str, ...]
     last_sweeps: tuple[LastSweep, ...]
     verdicts_per_day: tuple[Day, ...]
@@ -228,6 +230,7 @@ class Status:
             "inbox": self.inbox.to_json(),
             "needs_review": self.needs_review.to_json(),
             "drops_7d": self.drops_7d.to_json(),
+            "secret_drops": self.secret_drops,
             "contradictions": list(self.contradictions),
             "last_sweeps": [sweep.to_json() for sweep in self.last_sweeps],
             "verdicts_per_day": [day.to_json() for day in self.verdicts_per_day],
@@ -304,6 +307,7 @@ def gather(ctx: Context, for_agent: bool = False) -> Status:
         inbox=inbox_summary(items),
         needs_review=review_summary(items, now, named),
         drops_7d=drops(log, now),
+        secret_drops=secret_drops(log),
         contradictions=tuple(contradictions(root, log, named, limit)),
         last_sweeps=last_sweeps(records),
         verdicts_per_day=per_day(log, now),
@@ -402,6 +406,21 @@ def drops(log: list[Entry], now: dt.datetime) -> Drops:
     ]
     by_rule = Counter(e.rule or "?" for e in recent)
     return Drops(len(recent), dict(by_rule.most_common()))
+
+
+def secret_drops(log: list[Entry]) -> int:
+    """Drops still in `.dropped/` (not undone, not restored) of items last flagged with reason
+    code `secret`: read from the journal, never by scanning the audit copies, which keep the
+    candidate whole, credential included (docs/safety.md, "Secrets")."""
+    restored = {e.dest for e in log if e.verdict == "restore"}
+    code: dict[str, object] = {}
+    count = 0
+    for entry in log:
+        if entry.verdict == "needs_review" and entry.inbox:
+            code[entry.inbox] = entry.record.get("reason_code")
+        elif entry.verdict == "drop" and entry.inbox and code.get(entry.inbox) == SECRET and entry.dest not in restored:
+            count += 1
+    return count
 
 
 def last_sweeps(records: list[dict[str, Any]]) -> tuple[LastSweep, ...]:

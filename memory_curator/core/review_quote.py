@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memory_curator.core.names import printable, printable_block
+from memory_curator.core.secrets import Finding, masked_text
 
 QUOTE_CHARS = 4000
 PRIVATE_NOTE = "a private note"
@@ -77,16 +78,17 @@ def fenced(text: str) -> list[str]:
     return [f"{fence}text", *body.split("\n"), fence]
 
 
-def title(frontmatter: Mapping[str, Any], agent: str, private: bool) -> str | None:
+def title(frontmatter: Mapping[str, Any], agent: str, private: bool, secrets: tuple[Finding, ...] = ()) -> str | None:
     """The item's title as the note shows it: a private item's says only whose it is (its own
-    title may hold what the privacy tag guards)."""
+    title may hold what the privacy tag guards); a credential in it is masked (`secrets`, the
+    item's findings), as in its quoted text."""
     if private:
         return f"a private item from {agent}"
     for key in ("title", "name"):
         if isinstance(frontmatter.get(key), str) and frontmatter[key].strip():
-            return str(frontmatter[key])
+            return masked_text(str(frontmatter[key]), secrets, anywhere=True)
     if frontmatter.get("entity") and frontmatter.get("predicate"):
-        return f"{frontmatter['entity']} {frontmatter['predicate']}"
+        return masked_text(f"{frontmatter['entity']} {frontmatter['predicate']}", secrets, anywhere=True)
     return None
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from memory_curator.core.secret_triggers import candidates, keyword_shape
 from memory_curator.core.settings import SecretSettings
 
 SECRET = "secret"  # how a secret's reason begins (`reasons.reason_code` reads it)
@@ -80,8 +81,9 @@ def scan(text: str, allow: Iterable[str] = ()) -> tuple[Finding, ...]:
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     yaml_end = _frontmatter_end(lines)
     found: dict[tuple[int, str], Finding] = {}
-    for number, line in enumerate(lines, 1):
-        for kind, secret in _detect(line, number <= yaml_end):
+    for index, kinds in sorted(candidates(text, _kinds()).items()):  # only the lines a trigger hits
+        number, line = index + 1, lines[index]
+        for kind, secret in _detect(line, number <= yaml_end, kinds):
             if kind == PRIVATE_KEY:
                 secret = _pem_block(lines, number - 1)
             elif not _plausible(kind, secret, line):
@@ -183,12 +185,14 @@ def _plausible(kind: str, secret: str, line: str) -> bool:
     return len(secret) >= KEYWORD_MIN and bool(mixed) and not filters.indirect(line)
 
 
-def _detect(line: str, yaml: bool) -> Iterator[tuple[str, str]]:
-    """(kind, secret) for each credential detect-secrets' plugins, and `EXTRA`, see in one line."""
+def _detect(line: str, yaml: bool, kinds: frozenset[str]) -> Iterator[tuple[str, str]]:
+    """(kind, secret) for each credential detect-secrets' plugins, and `EXTRA`, of `kinds` see in one line."""
     detectors = _detectors()
     for plugin in detectors.plugins:
+        if plugin.secret_type not in kinds:
+            continue
         if plugin.secret_type == KEYWORD:
-            if not detectors.keyword_word.search(line):  # its every pattern starts with one of these words
+            if not keyword_shape(line):  # what its every pattern holds: most lines fail here
                 continue
             found: Iterable[str] = plugin.analyze_string(line, detectors.yaml_keyword if yaml else None)
         elif hasattr(plugin, "denylist"):  # a format plugin: its patterns, each match whole (below)
@@ -198,7 +202,7 @@ def _detect(line: str, yaml: bool) -> Iterator[tuple[str, str]]:
         for secret in found:
             yield plugin.secret_type, secret
     for kind, pattern in EXTRA:
-        for match in pattern.finditer(line):
+        for match in pattern.finditer(line) if kind in kinds else ():
             yield kind, match.group(0)
 
 
@@ -216,7 +220,6 @@ def _value(match: re.Match[str]) -> str:
 @dataclass(frozen=True)
 class _Detectors:
     plugins: tuple[Any, ...]
-    keyword_word: re.Pattern[str]
     yaml_keyword: Any
 
 
@@ -230,6 +233,12 @@ class _Filters:
 
 
 @cache
+def _kinds() -> tuple[str, ...]:
+    """Every kind the scan reports: the plugins' and `EXTRA`'s."""
+    return tuple(dict.fromkeys([p.secret_type for p in _detectors().plugins] + [kind for kind, _ in EXTRA]))
+
+
+@cache
 def _detectors() -> _Detectors:
     """detect-secrets' plugins, made once per process and imported only when a text is scanned
     (the import takes ~0.2 s: it brings `requests`, which no call here uses)."""
@@ -238,8 +247,7 @@ def _detectors() -> _Detectors:
 
     classes: dict[str, Any] = get_mapping_from_secret_type_to_class()
     plugins = tuple(cls() for kind, cls in sorted(classes.items()) if kind not in SKIPPED)
-    word = re.compile(keyword.DENYLIST_REGEX, re.IGNORECASE)
-    return _Detectors(plugins, word, keyword.CONFIG_DENYLIST_REGEX_TO_GROUP)
+    return _Detectors(plugins, keyword.CONFIG_DENYLIST_REGEX_TO_GROUP)
 
 
 @cache

@@ -457,6 +457,10 @@ class Index:
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
 
+    def sizes(self) -> list[tuple[str, int]]:
+        """Every indexed note's path and size in bytes, by path (`doctor`'s secrets check)."""
+        return [(str(p), int(n)) for p, n in self.conn.execute("SELECT path, size FROM notes ORDER BY path")]
+
     def problems(self) -> list[tuple[str, str]]:
         """Notes indexed by their body only, and why (for `status`)."""
         return list(self.conn.execute("SELECT path, problem FROM notes WHERE problem IS NOT NULL ORDER BY path"))

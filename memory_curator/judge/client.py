@@ -34,7 +34,8 @@ from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.facts import Querier
 from memory_curator.core.privacy import withheld
 from memory_curator.core.rules import Rules
-from memory_curator.core.settings import JudgeSettings
+from memory_curator.core.secrets import not_served
+from memory_curator.core.settings import JudgeSettings, SecretSettings
 from memory_curator.judge.cache import CACHE_FILE, VerdictCache
 from memory_curator.judge.prompt import (
     PROMPT_VERSION,
@@ -66,11 +67,21 @@ def from_environment(
     return AnthropicJudge(settings, key, VerdictCache.load(state / CACHE_FILE, clock, files), clock=clock)
 
 
-def gather(candidates: Sequence[Candidate], querier: Querier, k: int, private: tuple[str, ...] = ()) -> list[Item]:
+DEFAULT_SECRETS = SecretSettings()  # the scan on: a caller that names no settings sends no credential
+
+
+def gather(
+    candidates: Sequence[Candidate],
+    querier: Querier,
+    k: int,
+    private: tuple[str, ...] = (),
+    secrets: SecretSettings = DEFAULT_SECRETS,
+) -> list[Item]:
     """Each candidate with at most k durable notes, read once each: the notes about its
     subject first (`subject_notes`), then its nearest neighbours, lexical and semantic in
     turn (the semantic list is empty unless the rules name a model). A note with a privacy tag
-    in `private` that no person approved is never shown to the model."""
+    in `private` that no person approved, or holding a credential (`secrets`), is never shown
+    to the model: neither leaves the machine."""
     notes: dict[str, Shown | None] = {}
     items = []
     for candidate in candidates:
@@ -82,7 +93,11 @@ def gather(candidates: Sequence[Candidate], querier: Querier, k: int, private: t
         for path in dict.fromkeys([*about, *near]):
             if path not in notes:
                 existing = querier.note_at(path)
-                hidden = existing is None or withheld(existing.note, private) is not None
+                hidden = (
+                    existing is None
+                    or withheld(existing.note, private) is not None
+                    or not_served(existing.text, secrets) is not None
+                )
                 notes[path] = None if hidden or existing is None else Shown(existing.path, existing.text)
             note = notes[path]
             if note is not None and note not in shown and len(shown) < k:
@@ -149,7 +164,8 @@ class AnthropicJudge:
         stats = Stats(self.settings.model)
         verdicts: dict[str, JudgeVerdict] = {}
         todo: list[tuple[Item, str]] = []
-        for item in gather(candidates, querier, self.settings.neighbours, rules.settings.privacy_tags):
+        settings = rules.settings
+        for item in gather(candidates, querier, self.settings.neighbours, settings.privacy_tags, settings.secrets):
             key = item.cache_key(rules, self.settings.model)
             hit = self.cache.get(key, item) if self.cache else None
             if hit is not None:
