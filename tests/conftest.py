@@ -6,6 +6,8 @@ from the clock it sweeps with. Data from ../shared/ is optional (`require_shared
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
+import json
 import os
 import shutil
 import signal
@@ -66,6 +68,21 @@ def require_shared(path: Path) -> Path:
     if os.environ.get("MC_REQUIRE_SHARED") == "1":
         pytest.fail(f"{reason}; MC_REQUIRE_SHARED=1", pytrace=False)
     pytest.skip(reason)
+
+
+def computed_once(factory: pytest.TempPathFactory, key: str, compute: Callable[[], Any]) -> Any:
+    """`compute()`'s JSON, computed once per test session and read back by every test (and every
+    xdist worker) that asks for `key`: the expensive scorings of a real vault that several tests
+    assert different things of. What is computed is never written: each test reads its own copy."""
+    base = factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # the workers' common root
+    path = shared / f"computed-{key}.json"
+    with open(shared / f"computed-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one worker computes, the others wait for its file
+        if not path.is_file():
+            path.write_text(json.dumps(compute()), encoding="utf-8")
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
 
 
 @pytest.fixture

@@ -9,7 +9,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 import yaml
+
+from tests.conftest import computed_once
 
 SCORER = Path(__file__).resolve().parent / "novelty" / "score.py"
 LABELS = SCORER.parent / "labels.yaml"
@@ -35,8 +38,10 @@ def score(real_vault: Path, tmp_path: Path, sets: str) -> dict[str, Any]:
     return result
 
 
-def test_labeled_set_floors(real_vault: Path, tmp_path: Path) -> None:
-    m = score(real_vault, tmp_path, "main")["main"]
+def test_labeled_set_floors(real_vault: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The same scoring as test_novelty_floors.py's of this set (computed once per session)."""
+    m = computed_once(tmp_path_factory, "novelty-main", lambda: score(real_vault, tmp_path_factory.mktemp("s"), "main"))
+    m = m["main"]
     wrong = [(i["file"], i["verdict"]) for i in m["items"] if not i["acceptable"]]
     assert m["acceptable"] >= 0.95, wrong
     assert m["wrong_drops"] == 0

@@ -53,7 +53,7 @@ def test_status_piped_keeps_agent_names_and_headers_whole(empty_vault: Path, inv
 
 
 def test_a_terminal_still_folds_a_table_to_its_width() -> None:
-    from memory_curator.cli.render import print_table
+    from memory_curator.cli.output import print_table
 
     table = Table("path", "why")
     table.add_row("facts/" + "x" * 70 + ".md", "a reason")

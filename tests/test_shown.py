@@ -3,8 +3,8 @@ title, a body, a value, a file name or a reason reaches a person's terminal as v
 never as an escape sequence, a bidi override, rich markup or an emoji code.
 
 `printable` (one line) and `printable_block` (newlines and tabs kept) are the one sanitiser;
-`render.shown` escapes rich's markup too, `render.shown_block` is a Text (never markup),
-`render.diff_view` a sanitised diff. Then a hostile vault through
+`output.shown` escapes rich's markup too, `output.shown_block` is a Text (never markup),
+`output.diff_view` a sanitised diff. Then a hostile vault through
 the real CLI (run --dry-run, run, status, log, check --explain, query, doctor, resolve) and
 through `review` on a pseudo-terminal."""
 
@@ -19,7 +19,7 @@ import pytest
 from click.testing import Result
 from loop_kit import CONTRADICTION, cli
 
-from memory_curator.cli import render
+from memory_curator.cli import output
 from memory_curator.core.names import printable, printable_block
 
 from conftest import REPO
@@ -67,33 +67,33 @@ def test_block_form_keeps_newlines_and_tabs_and_folds_crlf() -> None:
 
 def test_shown_escapes_markup_and_keeps_emoji_codes_as_text() -> None:
     text = "[bold red]APPROVED[/] :warning: \x1b[45mX\nnext"
-    assert _printed(render.shown(text)) == "[bold red]APPROVED[/] :warning: \\x1b[45mX\\nnext\n"
-    assert _printed(render.shown_block(text)) == "[bold red]APPROVED[/] :warning: \\x1b[45mX\nnext\n"
+    assert _printed(output.shown(text)) == "[bold red]APPROVED[/] :warning: \\x1b[45mX\\nnext\n"
+    assert _printed(output.shown_block(text)) == "[bold red]APPROVED[/] :warning: \\x1b[45mX\nnext\n"
 
 
 def test_a_diff_is_shown_sanitised_and_its_lines_kept() -> None:
     diff = "--- a/x.md\n+++ b/x.md\n@@ -1 +1,2 @@\n a\n+\x1b[2Jpwned \u202eRLO [bold]b[/] :warning:\n"
-    out = _printed(render.diff_view(diff))
+    out = _printed(output.diff_view(diff))
     assert "\x1b" not in out and "\u202e" not in out
     assert "+\\x1b[2Jpwned \\u202eRLO [bold]b[/] :warning:" in out.splitlines()
 
 
 def _printed(renderable: object) -> str:
-    console = render.stdout()
+    console = output.stdout()
     with console.capture() as captured:
         console.print(renderable)
     return captured.get()
 
 
-def test_every_console_is_built_by_render_without_emoji_codes() -> None:
+def test_every_console_is_built_by_output_without_emoji_codes() -> None:
     """rich turns `:warning:` into ⚠ unless the console says `emoji=False`: one place builds them."""
     built = {
         path.relative_to(REPO).as_posix()
         for path in (REPO / "memory_curator").rglob("*.py")
         if re.search(r"\bConsole\(", path.read_text(encoding="utf-8"))
     }
-    assert built == {"memory_curator/cli/render.py"}
-    for console in (render.stdout(), render.stderr(), render.make_console(stderr=True, highlight=False)):
+    assert built == {"memory_curator/cli/output.py"}
+    for console in (output.stdout(), output.stderr(), output.make_console(stderr=True, highlight=False)):
         with console.capture() as captured:
             console.print(":warning: [bold]x[/]")
         assert captured.get() == ":warning: x\n"
@@ -281,7 +281,7 @@ MARKS = "\u200e\u200f\u061c\u202a\u202e\u2066\u2069\x7f\x85\x1b"
 
 def test_json_escapes_bidi_marks_and_controls_byte_for_byte() -> None:
     """Seen: `--json` kept U+200E, U+200F, U+061C and DEL raw (the terminal showing it obeys them)."""
-    from memory_curator.cli.render import json_text
+    from memory_curator.cli.output import json_text
 
     text = json_text({"reason": f"a{MARKS}b"})
     assert text == '{"reason": "a\\u200e\\u200f\\u061c\\u202a\\u202e\\u2066\\u2069\\u007f\\u0085\\u001bb"}'

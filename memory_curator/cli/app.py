@@ -12,7 +12,7 @@ from typing import Literal
 
 import click
 
-from memory_curator.cli import boundary, command
+from memory_curator.cli import boundary, command, output
 from memory_curator.cli import render as report
 from memory_curator.cli import render_status as history
 from memory_curator.cli.command import vault_command
@@ -98,7 +98,7 @@ def run(
     """Sweep one agent folder (PATH) or the whole _inbox/."""
     options = sweep.Options(dry_run=dry_run, use_judge=not no_judge, wait=wait, judge_settings=judge_set, settle=settle)
     if not as_json and not log_file and sys.stdout.isatty():  # a bar only on a terminal
-        options = dataclasses.replace(options, progress=report.progress)
+        options = dataclasses.replace(options, progress=output.progress)
 
     def swept() -> SweepResult:  # the vault too is looked for here: with --log-file, a missing one is logged
         ctx = asked.context()
@@ -254,7 +254,7 @@ def review(ctx: Context, path: str | None, agents: tuple[str, ...], reason: str 
     from memory_curator.cli import review as review_ui
 
     wanted, only = reviewing.wanted(ctx.root, path, agents)
-    tally = review_ui.review(Desk(ctx), report.make_console(highlight=False), keys.for_stdin(), wanted, only, reason)
+    tally = review_ui.review(Desk(ctx), output.make_console(highlight=False), keys.for_stdin(), wanted, only, reason)
     report.review_tally(tally)
     if tally.interrupted:  # Ctrl-C: the counts are said, what was decided stays decided
         raise click.exceptions.Exit(EXIT_INTERRUPTED)
@@ -444,7 +444,7 @@ def semantic_fetch(seams: Seams, name: str, to: str | None) -> None:
     semantic pairing. The only command that downloads one: sweeps read it from its local folder."""
     machine = machine_of(seams)
     fetched = semantic.fetch(name, Path(to) if to else None, machine.env, data_home=machine.data_home)
-    report.lines([f"{printable(name)}: {fetched.path} ({fetched.bytes / 1e6:.1f} MB)"])
+    output.lines([f"{printable(name)}: {fetched.path} ({fetched.bytes / 1e6:.1f} MB)"])
 
 
 def main(argv: list[str] | None = None, seams: Seams | None = None) -> None:

@@ -14,7 +14,7 @@ from typing import NoReturn
 
 import click
 
-from memory_curator.cli import render as report
+from memory_curator.cli import output
 from memory_curator.cli.machine import machine_of
 from memory_curator.commands.context import Seams
 from memory_curator.core import names
@@ -40,7 +40,7 @@ def main(cli: click.Group, argv: list[str] | None = None, seams: Seams | None = 
         _fail(args, code, exc.format_message(), shown=True)
     except CuratorError as exc:  # a message may quote a file name: shown escaped
         if exc.exit_code == EXIT_OK:  # not an error (OtherHost): the line says why, no error object
-            report.error_line(f"memory-curator: {names.printable(str(exc))}")
+            output.error_line(f"memory-curator: {names.printable(str(exc))}")
             sys.exit(EXIT_OK)
         _fail(args, exc.exit_code, str(exc), exc.file, prefix="memory-curator: ")
     except KeyboardInterrupt:
@@ -90,9 +90,9 @@ def _fail(
     """The end of every error: its line on stderr (unless click `shown` it already), and with
     `--json` the error object on stdout; then exit `code`."""
     if not shown:
-        report.error_line(prefix + names.printable(message))
+        output.error_line(prefix + names.printable(message))
     if _wants_json(args):
-        report.error_object(code, message, file)
+        output.error_object(code, message, file)
     sys.exit(code)
 
 

@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from memory_curator.cli import render as report
+from memory_curator.cli import output
 from memory_curator.cli.machine import here, invocation
 from memory_curator.commands import log as decision_log
 from memory_curator.commands import submit as submit_mod
@@ -141,7 +141,7 @@ def seams_of(given: Seams | None) -> Seams:
     else the real ones with the index's bar on a terminal; on this machine, read once, unless
     the seams name another."""
     if given is None:
-        given = Seams(progress=report.index_progress if sys.stderr.isatty() else None)  # stdout stays clean
+        given = Seams(progress=output.index_progress if sys.stderr.isatty() else None)  # stdout stays clean
     return given if given.machine is not None else dataclasses.replace(given, machine=here())
 
 

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
-from memory_curator.cli.render import STYLE, age_text, emit, lines, print_table, shown, stdout
+from memory_curator.cli.output import emit, lines, print_table, shown, stdout
+from memory_curator.cli.render import STYLE, age_text
 from memory_curator.core.names import printable, printable_block
 
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run

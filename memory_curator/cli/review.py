@@ -22,7 +22,8 @@ from rich.console import Console
 from rich.progress import Progress
 
 from memory_curator.cli.keys import Keys
-from memory_curator.cli.render import STYLE, diff_view, make_console, shown
+from memory_curator.cli.output import diff_view, make_console, shown
+from memory_curator.cli.render import STYLE
 from memory_curator.cli.render_status import note_line
 from memory_curator.cli.review_screen import SETTLE_KEYS, choices, details, header, screen
 from memory_curator.commands.desk import Choice, Desk, Done, Preview

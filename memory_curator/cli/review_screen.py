@@ -16,7 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from memory_curator.cli.keys import Keys
-from memory_curator.cli.render import STYLE, age_text, criteria_table, diff_view, shown, shown_block
+from memory_curator.cli.output import diff_view, shown, shown_block
+from memory_curator.cli.render import STYLE, age_text, criteria_table
 from memory_curator.commands.review import Flag, View
 from memory_curator.commands.status import InboxItem
 from memory_curator.core import candidate as cand
