@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 from safety_kit import KINDS, add_candidate, assert_conserved, census, files, new_vault, normalized, populate, temps
@@ -320,18 +319,20 @@ def test_an_empty_file_waits_then_gets_needs_review(tmp_path: Path, clock: Fixed
 
 
 def test_a_candidate_that_changes_while_it_is_read_waits(tmp_path: Path, monkeypatch) -> None:
+    from memory_curator.commands import pending
+
     root = new_vault(tmp_path / "vault")
     path = add_candidate(root, "promote", "s2")
-    real = Path.open
+    real = pending.read_capped
 
-    def open_while_agent_appends(self: Path, *args: Any, **kwargs: Any) -> Any:
-        handle = real(self, *args, **kwargs)
-        if self == path and "r" in (args[0] if args else kwargs.get("mode", "r")):
-            with open(self, "ab") as more:
+    def read_while_agent_appends(target: Path, limit: int) -> bytes | None:
+        data = real(target, limit)
+        if target == path:  # the agent appends between the sweep's stat and its second look
+            with open(target, "ab") as more:
                 more.write(b"more text arriving\n")
-        return handle
+        return data
 
-    monkeypatch.setattr(Path, "open", open_while_agent_appends)
+    monkeypatch.setattr(pending, "read_capped", read_while_agent_appends)
     result = _sweep(root, tmp_path / "state")
     assert "changed while it was read" in _skipped(result)[f"_inbox/agent-a/{path.name}"]
     monkeypatch.undo()
