@@ -12,7 +12,7 @@ from hypothesis import find
 from hypothesis import strategies as st
 from hypothesis.internal import charmap
 
-from tests.conftest import REPO
+from conftest import REPO
 
 ASK = "import importlib.util, memory_curator.cli.app as m; print(importlib.util.cache_from_source(m.__file__))"
 
