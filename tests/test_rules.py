@@ -287,3 +287,22 @@ def test_every_condition_is_documented_and_every_documented_one_exists() -> None
     documented_facts = set(re.findall(r"^\| `([a-z_]+)` \|", facts_section, re.MULTILINE))
     assert documented_ops == set(OPERATORS)
     assert documented_facts == set(FACTS)
+
+
+def test_the_same_rules_text_is_parsed_once_and_each_file_keeps_its_own_path() -> None:
+    """A command reads the rules two or three times (and `watch` every sweep): ruamel reads the
+    default block in ~17 ms, so the same text is read once per process; each file still gets
+    Rules named after it, and an error still names the file it is in."""
+    first = parse(DEFAULT_TEXT, "/a/_meta/inbox-rules.md")
+    again = parse(DEFAULT_TEXT, "/a/_meta/inbox-rules.md")
+    assert again == first and again.surfaces is first.surfaces and again.settings is first.settings
+    other = parse(DEFAULT_TEXT, "/b/_meta/inbox-rules.md")
+    assert other.path == "/b/_meta/inbox-rules.md" and first.path == "/a/_meta/inbox-rules.md"
+    assert other.criteria is first.criteria and other.digest == first.digest
+    edited = parse(DEFAULT_TEXT.replace("settle_seconds: 3", "settle_seconds: 7"), "/a/_meta/inbox-rules.md")
+    assert edited.settings.settle_seconds == 7 and first.settings.settle_seconds != 7
+    bad = DEFAULT_TEXT.replace("```yaml curator-rules", "```yaml curator-rules\nnonsense: [", 1)
+    for origin in ("/a/bad.md", "/b/bad.md"):
+        with pytest.raises(RulesError) as raised:
+            parse(bad, origin)
+        assert str(raised.value).startswith(origin), raised.value

@@ -104,7 +104,25 @@ class Rules:
         return next((r for r in self.drop_rules if r.id == rule_id), None)
 
 
+_PARSED: dict[str, Rules] = {}  # the last few texts parsed, and their Rules
+_PARSED_MAX = 8
+
+
 def parse(text: str, origin: str) -> Rules:
+    """The Rules of `text`, the file at `origin`. A command reads its rules two or three times
+    and `watch` every sweep, and ruamel takes ~17 ms to read the default block, so the same text
+    is parsed once per process: Rules are immutable, and each file's are named after it. A text
+    that fails is never kept, so each error names the file it is in."""
+    known = _PARSED.get(text)
+    if known is None:
+        known = _parse(text, origin)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.pop(next(iter(_PARSED)), None)
+        _PARSED[text] = known
+    return known if known.path == origin else replace(known, path=origin)
+
+
+def _parse(text: str, origin: str) -> Rules:
     block, first_line, prose = _machine_block(text, origin)
     try:
         data = YAML(typ="rt").load(block)

@@ -1,0 +1,36 @@
+"""The fast suite's own costs, shared once per session (docs/testing.md): what a child Python
+compiles, every other child reads back."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import find
+from hypothesis import strategies as st
+from hypothesis.internal import charmap
+
+from conftest import REPO
+
+ASK = "import importlib.util, memory_curator.cli.app as m; print(importlib.util.cache_from_source(m.__file__))"
+
+
+def test_a_child_python_keeps_its_bytecode_for_the_next_one_outside_the_tree() -> None:
+    """The CLI a test runs as a process compiles ~100 modules: once per session, not per child
+    (PYTHONDONTWRITEBYTECODE would make each child compile them all again)."""
+    done = subprocess.run([sys.executable, "-c", ASK], capture_output=True, text=True, check=True)
+    cached = Path(done.stdout.strip())
+    assert cached.is_file(), f"{cached}: the child's bytecode was not kept"
+    assert REPO not in cached.parents, f"{cached}: bytecode written into the checkout"
+    assert cached.is_relative_to(os.environ["PYTHONPYCACHEPREFIX"])
+
+
+def test_hypothesis_keeps_its_unicode_tables_in_one_folder_for_every_worker() -> None:
+    """The tables a text strategy needs (~4 s to build) are built once per session, not once per
+    xdist worker: every worker's Hypothesis home is the one folder the controller made."""
+    find(st.text(st.characters(codec="utf-8"), min_size=1), lambda text: True)
+    table = charmap.charmap_file("codec-v2-utf-8")
+    assert table.is_file() and table.is_relative_to(os.environ["MC_TEST_HYPOTHESIS_HOME"]), table
+    assert REPO not in table.parents
