@@ -26,6 +26,7 @@ from memory_curator.core.ownership import curator_owned, never_owned
 from memory_curator.core.reasons import CODES, recorded_code
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import hash_capped, read_whole, safe_join, scope_agents
+from memory_curator.store.records import Record
 
 SIDE_KEYS = ("value", "observed_at", "captured_at", "confidence", "sources")
 
@@ -136,7 +137,7 @@ def queue(
 
 
 def flag_reasons(
-    desk: Desk, records: Iterable[dict[str, Any]] | None = None, among: Collection[str] | None = None
+    desk: Desk, records: Iterable[Record] | None = None, among: Collection[str] | None = None
 ) -> dict[str, Flag]:
     """inbox path -> its latest flag (code and target), for the bytes it holds now. One read of
     the journal (or its `records`, read already): what `review --reason` and "the items like

@@ -29,6 +29,7 @@ from memory_curator.core.text import iso, parse_time
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores
 from memory_curator.store.paths import agent_dirs, hash_capped, ignored_entries, list_candidates, oversize, read_capped
+from memory_curator.store.records import Record
 from memory_curator.store.state import lock_holder, lock_is_free
 
 VERDICTS = ("promote", "patch", "drop", "needs_review")
@@ -423,7 +424,7 @@ def secret_drops(log: list[Entry]) -> int:
     return count
 
 
-def last_sweeps(records: list[dict[str, Any]]) -> tuple[LastSweep, ...]:
+def last_sweeps(records: list[Record]) -> tuple[LastSweep, ...]:
     undone = {str(r.get("undoes")) for r in records if r.get("event") == "undo"}
     runs = [r for r in records if r.get("event") == "run"][-LAST_SWEEPS:]
     return tuple(LastSweep(r, r.get("run") in undone) for r in runs)

@@ -31,7 +31,7 @@ from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.core.text import describe, one_line
 from memory_curator.index.store import IndexUnavailable, Refresh
 from memory_curator.judge.settings import resolve_settings
-from memory_curator.store import recovery, stores, writer
+from memory_curator.store import records, recovery, stores, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import (
@@ -199,17 +199,7 @@ def _journal_run(sweep: Sweep, result: SweepResult, seconds: float) -> None:
     totals = result.totals()
     if not totals["processed"] and not result.errors:
         return
-    sweep.journal.append(
-        {
-            "event": "run",
-            "run": sweep.run_id,
-            "started": sweep.now,
-            "seconds": round(seconds, 3),
-            **totals,
-            "errors": len(result.errors),
-            "judge": dict(result.judge) if result.judge else None,
-        }
-    )
+    sweep.journal.append(records.run(sweep.run_id, sweep.now, seconds, totals, len(result.errors), result.judge))
 
 
 def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, judge: Judge | None) -> SweepResult:
@@ -276,9 +266,9 @@ def _ask_judge(
         return {}, {"failures": len(undecided), "problems": [problem]}
     for candidate in undecided if not sweep.dry_run else []:
         verdict = verdicts.get(candidate.inbox_path) or JudgeVerdict(failure="no verdict")
-        record = {"event": "judge", "run": sweep.run_id, "inbox": candidate.inbox_path, "inbox_hash": candidate.digest}
+        record = records.judged(sweep.run_id, candidate.inbox_path, candidate.digest, verdict.audit, verdict.failure)
         with contextlib.suppress(OSError):  # an audit record, not needed for recovery
-            sweep.journal.append({**record, **verdict.audit, "failure": verdict.failure})
+            sweep.journal.append(record)
     return verdicts, stats
 
 
@@ -364,10 +354,9 @@ def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception, stage: st
         except Exception as again:
             reason += f"; flagging it failed too: {one_line(again)}"
     still_there = (sweep.root / candidate.inbox_path).exists()
-    record = {"event": "error", "run": sweep.run_id, "inbox": candidate.inbox_path, "inbox_hash": candidate.digest}
     if not sweep.dry_run:
         with contextlib.suppress(Exception):  # the result still carries it
-            sweep.journal.append({**record, "error": reason})
+            sweep.journal.append(records.error(sweep.run_id, candidate.inbox_path, candidate.digest, reason))
     return Failure(candidate.inbox_path, describe(RuntimeError(reason), still_there))
 
 

@@ -26,6 +26,7 @@ from memory_curator.core.plan import Step
 from memory_curator.store import stores, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.paths import READ_LIMIT, read_capped, safe_join
+from memory_curator.store.records import Record
 from memory_curator.store.writer import Files
 
 UNDOABLE = ("promote", "patch", "drop", "needs_review", "restore")
@@ -86,7 +87,7 @@ def undo(ctx: Context, run_id: str | None, wait: bool = False) -> UndoResult:
     return UndoResult(target, own, tuple(outcomes))
 
 
-def last_run(log: list[Entry], records: list[dict[str, Any]]) -> str | None:
+def last_run(log: list[Entry], records: list[Record]) -> str | None:
     """The most recent run with an action an undo can take back, not undone already."""
     tried = {str(r.get("undoes")) for r in records if r.get("event") == "undo"}
     undo_runs = {e.run for e in log if e.verdict == "undo"}
