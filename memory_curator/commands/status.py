@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_curator.commands.context import Context, Machine
 from memory_curator.commands.log import Entry, entries
@@ -31,6 +31,9 @@ from memory_curator.store import stores
 from memory_curator.store.paths import agent_dirs, hash_capped, ignored_entries, list_candidates, oversize, read_capped
 from memory_curator.store.records import Record
 from memory_curator.store.state import lock_holder, lock_is_free
+
+if TYPE_CHECKING:  # the schedulers' package is imported when `status` asks them, not before
+    from memory_curator.commands.schedule import Summary
 
 VERDICTS = ("promote", "patch", "drop", "needs_review")
 DAYS = 14
@@ -213,7 +216,7 @@ class Status:
     last_sweeps: tuple[LastSweep, ...]
     verdicts_per_day: tuple[Day, ...]
     index: IndexState | None
-    schedule: Mapping[str, Any]
+    schedule: Summary | ScheduleUnread
     lock_holder: str | None  # None: the lock is free
     lock_free: bool
     journal_path: str
@@ -236,7 +239,7 @@ class Status:
             "last_sweeps": [sweep.to_json() for sweep in self.last_sweeps],
             "verdicts_per_day": [day.to_json() for day in self.verdicts_per_day],
             "index": self.index.to_json() if self.index is not None else None,
-            "schedule": self.schedule,
+            "schedule": self.schedule.to_json(),
             "lock": {"free": self.lock_free, "holder": self.lock_holder},
             "journal": {"path": self.journal_path, "bytes": self.journal_bytes, "actions": self.actions},
             "rules": self.rules.to_json(),
@@ -474,11 +477,21 @@ def index_summary(root: Path, state: Path, now: dt.datetime, rules: Rules | None
     )
 
 
-def schedule_summary(root: Path, state: Path, machine: Machine) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ScheduleUnread:
+    """The schedulers could not be asked: why (`status` says the schedule is unknown)."""
+
+    error: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"installed": False, "error": self.error}
+
+
+def schedule_summary(root: Path, state: Path, machine: Machine) -> Summary | ScheduleUnread:
     """The scheduled sweeps of this vault and the last one's outcome."""
     try:
         from memory_curator.commands import schedule
 
-        return schedule.summary(machine, root, state).to_json()  # asks the schedulers themselves
+        return schedule.summary(machine, root, state)  # asks the schedulers themselves
     except (ImportError, CuratorError, OSError) as exc:
-        return {"installed": False, "error": str(exc)}
+        return ScheduleUnread(str(exc))
