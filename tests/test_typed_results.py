@@ -86,14 +86,12 @@ def typed_modules() -> list[Path]:
     return sorted({path for pattern in TYPED for path in PACKAGE.glob(pattern)})
 
 
-@pytest.mark.xfail(strict=True, reason="issue 40: the commands' to_json and index/store.py, next commit")
 def test_no_command_or_journal_signature_takes_or_returns_a_dict_of_any() -> None:
     assert len(typed_modules()) > 30
     wrong = [f"{p.relative_to(PACKAGE)}:{w}" for p in typed_modules() for w in untyped_signatures(p.read_text())]
     assert wrong == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 40: the commands' to_json and index/store.py, next commit")
 def test_no_module_is_over_500_lines() -> None:
     long = {}
     for path in sorted(PACKAGE.rglob("*.py")):

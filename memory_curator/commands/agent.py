@@ -5,11 +5,11 @@ and search the index. Both read only; neither takes the sweep lock. `cli/mcp.py`
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from memory_curator.commands.context import Context
-from memory_curator.commands.query import index_querier
+from memory_curator.commands.query import Found, index_querier
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import ExistingNote
 from memory_curator.core.json_types import JsonObject, JsonValue
@@ -144,18 +144,21 @@ def search(
     return SearchAnswer(str(answer["kind"]), str(answer["query"]), tuple(served))
 
 
-def _served(ctx: Context, querier: index.IndexQuerier, rows: list[dict[str, Any]], limit: int) -> list[Hit]:
+def _served(
+    ctx: Context, querier: index.IndexQuerier, rows: Sequence[Mapping[str, JsonValue]], limit: int
+) -> list[Hit]:
     """The first `limit` rows whose notes are not private, each with its snippet: a private note
     is not even named, and no note past the limit is read."""
     served: list[Hit] = []
     for row in rows:
         if len(served) == limit:
             break
-        note = querier.note_at(row["path"])
+        found = Found.of(row)
+        note = querier.note_at(found.path)
         settings = ctx.rules.settings
         if note is not None and (withheld(note.note, settings.privacy_tags) or not_served(note.text, settings.secrets)):
             continue
-        served.append(Hit(row["path"], row["surface"], row["title"], row["value"], _snippet(note), row.get("score")))
+        served.append(Hit(found.path, found.surface, found.title, found.value, _snippet(note), found.score))
     return served
 
 

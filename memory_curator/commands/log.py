@@ -16,6 +16,7 @@ from typing import Any
 from memory_curator.commands.context import Context
 from memory_curator.commands.note_link import NoteLink, note_link
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.text import duration_seconds, iso, parse_time
 from memory_curator.store.journal import Journal, action_key, seq_number
 from memory_curator.store.records import Record
@@ -51,8 +52,8 @@ class Entry:
     def touches(self, path: str) -> bool:
         return path in (self.inbox, self.dest)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "time": _iso(self.time),
             "run": self.run,
             "seq": self.seq,
@@ -127,7 +128,7 @@ class Log:
     entries: tuple[Entry, ...]
     note: NoteLink | None = None  # the review note, whose link the printed log ends with
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"count": len(self.entries), "entries": [entry.to_json() for entry in self.entries]}
 
 

@@ -21,6 +21,7 @@ from memory_curator.core.comparison import blank, norm_text, sources_of
 from memory_curator.core.decide import Decision, decide
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import ExistingNote, Neighbour, Querier, gather_facts
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.notes import parse, plain
 from memory_curator.core.ownership import curator_owned, never_owned
 from memory_curator.core.reasons import CODES, recorded_code
@@ -85,7 +86,7 @@ class Tally:
             counts[item.action.verdict] += 1
         return counts
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "done": [item.to_json() for item in self.done],
             **{k: getattr(self, k) for k in ("skipped", "edited", "left", "gone", "quit", "interrupted")},

@@ -20,6 +20,7 @@ from memory_curator.commands.log import Entry, entries
 from memory_curator.commands.note_link import NoteLink, note_link
 from memory_curator.core import compose, marks
 from memory_curator.core.errors import CuratorError, RulesError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.notes import all_tags, content_hash, parse
 from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.rules import Rules, Settings
@@ -73,7 +74,7 @@ class AgentCounts:
     needs_review: int = 0
     held: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"candidates": self.candidates, "needs_review": self.needs_review, "held": self.held}
 
 
@@ -82,7 +83,7 @@ class Inbox:
     candidates: int
     agents: Mapping[str, AgentCounts]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"candidates": self.candidates, "agents": {a: c.to_json() for a, c in self.agents.items()}}
 
 
@@ -96,7 +97,7 @@ class Waiting:
     oldest_since: str | None = None
     oldest_age_hours: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "count": self.count,
             "too_large": [{"path": path, "reason": reason} for path, reason in self.too_large],
@@ -111,7 +112,7 @@ class Drops:
     total: int
     by_rule: Mapping[str, int]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"total": self.total, "by_rule": dict(self.by_rule)}
 
 
@@ -136,7 +137,7 @@ class LastSweep:
         tokens: int = (judge.get("input_tokens") or 0) + (judge.get("output_tokens") or 0)
         return tokens
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         keys = {k: self.record.get(k) for k in SWEEP_KEYS}
         return {**keys, "judge": self.record.get("judge"), "undone": self.undone}
 
@@ -152,7 +153,7 @@ class Day:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"date": self.date, **self.counts}
 
 
@@ -170,7 +171,7 @@ class IndexState:
     refreshed: str | None = None
     age_seconds: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         if self.usable is None or self.error is not None:
             return {"path": self.path, "usable": self.usable, "error": self.error}
         if not self.usable:
@@ -195,7 +196,7 @@ class RulesState:
     line: int | None = None
     problem: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         if self.valid:
             return {"file": self.file, "valid": True}
         return {"file": self.file, "valid": False, "line": self.line, "problem": self.problem}
@@ -227,8 +228,8 @@ class Status:
     ignored: tuple[tuple[str, str], ...] = ()  # inbox entries that are no candidates: (path, why)
     review_note: NoteLink | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "vault": self.vault,
             "state_dir": self.state_dir,
             "inbox": self.inbox.to_json(),
@@ -483,7 +484,7 @@ class ScheduleUnread:
 
     error: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"installed": False, "error": self.error}
 
 

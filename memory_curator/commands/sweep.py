@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from memory_curator.commands import pending as later
 from memory_curator.commands import review_memory, review_note
@@ -247,7 +246,7 @@ def _progress(sweep: Sweep, total: int) -> contextlib.AbstractContextManager[Cal
 
 def _ask_judge(
     sweep: Sweep, pending: list[later.Pending | cand.Candidate], judge: Judge | None
-) -> tuple[dict[str, JudgeVerdict], dict[str, Any] | None]:
+) -> tuple[dict[str, JudgeVerdict], Mapping[str, object] | None]:
     """Only what the rules left undecided goes to the judge (those alone held together, read
     again one by one); its answers pass the circuit breaker, and each judged candidate's model,
     prompt version and raw answer is journalled."""
