@@ -32,6 +32,7 @@ from memory_curator.index import store as ix
 from memory_curator.index.overlay import Overlay
 from memory_curator.index.progress import PROGRESS_NOTES, Progress
 from memory_curator.index.questions import key_first
+from memory_curator.index.walk import walk
 from memory_curator.store.rules_file import load_for_vault
 
 from conftest import NOW, age, run_installed
@@ -825,7 +826,7 @@ def test_a_build_in_worker_processes_holds_exactly_the_rows_of_one_in_this_proce
     tiny_chunks.seen.clear()
     rebuilt = ix.Index(vault, rules, there, FixedClock(NOW), workers=tiny_chunks.workers(parallel=True)).rebuild()
     assert tiny_chunks.seen == ["pool"], "every chunk described by a worker"
-    assert rebuilt.notes == len(ix.walk(vault)) > 70
+    assert rebuilt.notes == len(walk(vault)) > 70
     ours, theirs = dump(here), dump(there)
     assert theirs == ours
     assert len(ours["notes"]) == rebuilt.notes and ours["texts"] and ours["terms"] and ours["names"]
@@ -838,7 +839,7 @@ def test_a_bad_note_in_a_workers_chunk_is_indexed_by_its_body_with_its_one_line_
     messy_vault(vault)
     state = state_of(tmp_path)
     index = ix.Index(vault, load_for_vault(vault), state, FixedClock(NOW), workers=tiny_chunks.workers(parallel=True))
-    assert index.rebuild().notes == len(ix.walk(vault))
+    assert index.rebuild().notes == len(walk(vault))
     assert tiny_chunks.seen == ["pool"]
     problems = dict(index.problems())
     assert set(problems) == {"notes/bad-yaml.md", "notes/template.md", "notes/latin1.md", "notes/only-fence.md"}
@@ -891,7 +892,7 @@ def test_a_parallel_build_advances_the_bar_to_every_note_and_a_refresh_counts_te
     there.mkdir()
     parallel, default = tiny_chunks.workers(parallel=True), tiny_chunks.workers()
     ix.Index(vault, rules, there, FixedClock(NOW), progress=bar, workers=parallel).rebuild()
-    total = len(ix.walk(vault))
+    total = len(walk(vault))
     assert shown == [(total, total)]
     ix.Index(vault, rules, here, FixedClock(NOW), workers=default).rebuild()
     assert tiny_chunks.seen.count("pool") == 1

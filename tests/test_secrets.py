@@ -148,15 +148,15 @@ def test_a_note_holding_a_credential_is_not_served(
     for secret in secret_values(credential):
         assert secret not in said
     found = agent.search(ctx, text="zanzibar dhows harbour")
-    assert f"notes/leaky-{name}.md" not in [r["path"] for r in found["results"]]
-    assert all(s not in json.dumps(found) for s in secret_values(credential))
+    assert f"notes/leaky-{name}.md" not in [r.path for r in found.results]
+    assert all(s not in json.dumps(found.to_json()) for s in secret_values(credential))
 
 
 def test_look_alikes_are_served(ctx: Context, vault: Path) -> None:
     (vault / "notes").mkdir(exist_ok=True)
     for number, (name, text) in enumerate(LOOK_ALIKES):
         (vault / f"notes/plain-{number}.md").write_text(f"---\ntitle: Plain {name}\n---\n{text}\n")
-        assert agent.read_note(ctx, f"notes/plain-{number}.md")["body"].strip() == text
+        assert agent.read_note(ctx, f"notes/plain-{number}.md").body.strip() == text
 
 
 def test_masking_shows_a_few_leading_characters_and_the_last_four_never_half() -> None:

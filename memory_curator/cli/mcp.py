@@ -211,13 +211,13 @@ def _vault_tools(server: MCPServer, ctx: Context) -> None:
         key = (entity, predicate) if entity is not None and predicate is not None else None
         if (entity is None) != (predicate is None):
             return _guard(_fail("give both entity and predicate"))
-        return _guard(lambda: agent_mod.search(ctx, text=text, key=key, name=name, date=date, limit=limit))
+        return _guard(lambda: agent_mod.search(ctx, text=text, key=key, name=name, date=date, limit=limit).to_json())
 
     @server.tool()
     def read_note(path: str, include_dropped: bool = False) -> dict[str, Any]:
         """A durable note's frontmatter and body, by vault-relative path (e.g. facts/acme/ceo.md).
         The inbox and dot-folders are not readable; a dropped item only with include_dropped."""
-        return _guard(lambda: agent_mod.read_note(ctx, path, include_dropped))
+        return _guard(lambda: agent_mod.read_note(ctx, path, include_dropped).to_json())
 
     @server.tool()
     def curator_status() -> dict[str, Any]:

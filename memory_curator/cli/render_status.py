@@ -87,7 +87,7 @@ def status(data: Status, as_json: bool) -> None:
         console.print(f"[red]sweeps stopped:[/] rules file invalid ({shown(f'{where}: {data.rules.problem}')})")
     else:
         console.print(_index_line(data.index))
-    console.print(_schedule_line(data.schedule))
+    console.print(_schedule_line(data.schedule.to_json()))
     console.print("lock: free" if data.lock_free else f"lock: held by {shown(str(data.lock_holder))}")
     note_line(console, data.review_note)
 

@@ -5,11 +5,14 @@ and search the index. Both read only; neither takes the sweep lock. `cli/mcp.py`
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from memory_curator.commands.context import Context
-from memory_curator.commands.query import index_querier
+from memory_curator.commands.query import Found, index_querier
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.facts import ExistingNote
+from memory_curator.core.json_types import JsonObject, JsonValue
 from memory_curator.core.names import DROPPED, INBOX, fold, printable
 from memory_curator.core.notes import parse, plain
 from memory_curator.core.privacy import withheld
@@ -25,7 +28,53 @@ SNIPPET_CHARS = 300
 SEARCH_MAX = 50
 
 
-def read_note(ctx: Context, path: str, include_dropped: bool = False) -> dict[str, Any]:
+@dataclass(frozen=True)
+class NoteRead:
+    """A durable note as an agent reads it: its frontmatter as plain JSON values, its body, and
+    the problem its frontmatter has (None: it parsed)."""
+
+    path: str
+    frontmatter: JsonObject
+    body: str
+    problem: str | None
+
+    def to_json(self) -> JsonObject:
+        return {"path": self.path, "frontmatter": self.frontmatter, "body": self.body, "problem": self.problem}
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One note the index answered with (`querier.info`), its score (a text search only) and a
+    capped snippet of its body."""
+
+    path: str
+    surface: str | None
+    title: str
+    value: JsonValue
+    snippet: str
+    score: float | None = None
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"path": self.path, "surface": self.surface, "title": self.title, "value": self.value}
+        if self.score is not None:
+            out["score"] = self.score
+        return {**out, "snippet": self.snippet}
+
+
+@dataclass(frozen=True)
+class SearchAnswer:
+    """What an agent's search returns: the kind of question (text, key, slug, date), what was
+    asked, and the notes served (never a private one)."""
+
+    kind: str
+    query: str
+    results: tuple[Hit, ...]
+
+    def to_json(self) -> JsonObject:
+        return {"kind": self.kind, "query": self.query, "results": [hit.to_json() for hit in self.results]}
+
+
+def read_note(ctx: Context, path: str, include_dropped: bool = False) -> NoteRead:
     """A durable note's frontmatter (as plain JSON values) and body. The path is vault-relative;
     `..`, absolute paths, symlinks, dot-folders and the inbox are refused (a dropped item only
     when asked for), and the review note and its copies, with the note on or off (an old one may
@@ -63,7 +112,7 @@ def read_note(ctx: Context, path: str, include_dropped: bool = False) -> dict[st
     private = withheld(note, ctx.rules.settings.privacy_tags, dropped) or not_served(text, ctx.rules.settings.secrets)
     if private:
         raise CuratorError(f"{printable(path)}: {private}")
-    return {"path": rel, "frontmatter": plain(note.frontmatter), "body": note.body, "problem": note.problem}
+    return NoteRead(rel, plain(note.frontmatter), note.body, note.problem)
 
 
 def search(
@@ -73,7 +122,7 @@ def search(
     name: str | None = None,
     date: str | None = None,
     limit: int = 10,
-) -> dict[str, Any]:
+) -> SearchAnswer:
     """One question to the index (as `query` asks it, the same answers), each answer with a
     capped snippet; asked again with spares only when a private note had to be left out."""
     asked = [text is not None, key is not None, name is not None, date is not None]
@@ -92,26 +141,28 @@ def search(
     if len(served) < len(answer["results"]):  # a private note was left out: ask again, with spares
         answer = index.ask(querier, key=key, slug=name, text=text, day=date, limit=limit + SEARCH_MAX)
         served = _served(ctx, querier, answer["results"], limit)
-    answer["results"] = served
-    return answer
+    return SearchAnswer(str(answer["kind"]), str(answer["query"]), tuple(served))
 
 
-def _served(ctx: Context, querier: index.IndexQuerier, rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+def _served(
+    ctx: Context, querier: index.IndexQuerier, rows: Sequence[Mapping[str, JsonValue]], limit: int
+) -> list[Hit]:
     """The first `limit` rows whose notes are not private, each with its snippet: a private note
     is not even named, and no note past the limit is read."""
-    served: list[dict[str, Any]] = []
+    served: list[Hit] = []
     for row in rows:
         if len(served) == limit:
             break
-        note = querier.note_at(row["path"])
+        found = Found.of(row)
+        note = querier.note_at(found.path)
         settings = ctx.rules.settings
         if note is not None and (withheld(note.note, settings.privacy_tags) or not_served(note.text, settings.secrets)):
             continue
-        served.append({**row, "snippet": _snippet(note)})
+        served.append(Hit(found.path, found.surface, found.title, found.value, _snippet(note), found.score))
     return served
 
 
-def _snippet(note: Any) -> str:
+def _snippet(note: ExistingNote | None) -> str:
     if note is None:
         return ""
     flat = " ".join(note.note.body.split())

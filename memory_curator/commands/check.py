@@ -10,7 +10,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
@@ -18,6 +18,7 @@ from memory_curator.core import veil
 from memory_curator.core.decide import Decision, decide, explain
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Facts, Querier, gather_facts, private_among, with_neighbours
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.names import INBOX, ROOT_AGENT
 from memory_curator.core.notes import render
 from memory_curator.core.rules import Rules
@@ -34,7 +35,7 @@ class Compared:
     existing: str | None
     neighbours: tuple[tuple[str, float], ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"existing": self.existing, "neighbours": [{"path": p, "score": s} for p, s in self.neighbours]}
 
 
@@ -56,8 +57,8 @@ class Verdict:
     compared_with: Compared | None = None
     to_promote: tuple[str, ...] | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "inbox_path": self.inbox_path,
             "verdict": self.verdict,
             "target_surface": self.target_surface,

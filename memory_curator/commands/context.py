@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.clock import Clock, SystemClock
@@ -111,7 +111,17 @@ def kept(factory: QuerierFactory, every: float = KEPT_SECONDS) -> QuerierFactory
     return KeptQuerier(every) if factory is index_querier else factory
 
 
-def _querier_seams(ctx: Context) -> dict[str, Any]:
+class QuerierSeams(TypedDict):
+    """What a context hands the index's querier besides the vault: its clock, files, progress
+    bar and environment (`IndexQuerier`'s keyword arguments)."""
+
+    clock: Clock
+    files: Files
+    progress: Progress | None
+    env: Mapping[str, str]
+
+
+def _querier_seams(ctx: Context) -> QuerierSeams:
     return {"clock": ctx.clock, "files": ctx.files, "progress": ctx.seams.progress, "env": index_env(ctx)}
 
 

@@ -39,6 +39,7 @@ from memory_curator.core.clock import Clock
 from memory_curator.core.decide import Decision
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT, is_candidate_name
 from memory_curator.core.notes import NotEditable, content_hash, edit_frontmatter
 from memory_curator.core.ownership import never_owned
@@ -82,7 +83,7 @@ class Bulk:
     done: tuple[Done, ...]
     refused: tuple[tuple[str, str], ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         refused = [{"inbox_path": rel, "error": why} for rel, why in self.refused]
         return {"run_id": self.run_id, "actions": [d.action.to_json() for d in self.done], "refused": refused}
 
@@ -141,7 +142,7 @@ class Done:
     action: Action
     run_id: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"run_id": self.run_id, **self.action.to_json()}
 
 

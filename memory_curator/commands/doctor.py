@@ -15,7 +15,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memory_curator.commands import doctor_secrets, schedule
 from memory_curator.commands.context import Invocation, Machine
@@ -23,6 +22,7 @@ from memory_curator.commands.note_link import conflict_copies
 from memory_curator.core.clock import Clock
 from memory_curator.core.errors import EXIT_LOCKED, CuratorError, RulesError
 from memory_curator.core.hosts import host_refusal
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.names import DROPPED, INBOX, RULES_PATH, printable
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import parse_time
@@ -51,7 +51,7 @@ class Finding:
     message: str
     fix: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"topic": self.topic, "level": self.level, "message": self.message, "fix": self.fix}
 
 
@@ -65,7 +65,7 @@ class Diagnosis:
     def failed(self) -> bool:
         return any(f.level == "problem" for f in self.findings)
 
-    def to_json(self) -> list[dict[str, Any]]:
+    def to_json(self) -> list[JsonObject]:
         return [finding.to_json() for finding in self.findings]
 
 

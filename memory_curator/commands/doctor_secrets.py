@@ -60,7 +60,8 @@ def held(root: Path, rules: Rules, state: Path | None, clock: Clock) -> Held:
 def _listed(root: Path, rules: Rules, state: Path | None, clock: Clock) -> list[tuple[str, int]]:
     """(path, size) of every durable note: the index's rows when it exists (refreshed by the
     index check just before), else one stat walk."""
-    from memory_curator.index.store import FILE_NAME, Index, notes
+    from memory_curator.index.store import FILE_NAME, Index
+    from memory_curator.index.walk import notes
 
     if state is not None and (state / FILE_NAME).exists():
         try:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from memory_curator.commands.context import Context
+from memory_curator.core.json_types import JsonObject
 from memory_curator.index import store
 from memory_curator.index.store import Refresh
 
@@ -20,7 +20,7 @@ class Vectors:
     bytes: int
     model: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"count": self.count, "bytes": self.bytes, "model": self.model}
 
 
@@ -40,7 +40,7 @@ class Stats:
     refreshed: str | None
     vectors: Vectors | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "path": self.path,
             "schema": self.schema,

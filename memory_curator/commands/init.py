@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.names import INBOX, RULES_PATH
 from memory_curator.core.review_note import obsidian_url
 from memory_curator.store.rules_file import DEFAULT_RULES, load
@@ -24,7 +24,7 @@ class Initialised:
     review_note: str | None = None  # where the review note will be (docs/review.md); None: turned off
     review_url: str | None = None  # the obsidian:// link that opens it
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "root": str(self.root),
             "rules_path": self.rules_path,

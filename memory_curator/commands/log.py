@@ -8,7 +8,7 @@ names the file it really used) and marks what a later `undo` took back.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,10 @@ from typing import Any
 from memory_curator.commands.context import Context
 from memory_curator.commands.note_link import NoteLink, note_link
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.text import duration_seconds, iso, parse_time
 from memory_curator.store.journal import Journal, action_key, seq_number
+from memory_curator.store.records import Record
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class Entry:
     status: str  # done / failed / open (no end yet: a crash) / recovered (finished by the next sweep's
     # recovery) / "closed: no effect", "closed: taken back" (recovery closed it; it changed nothing)
     error: str | None
-    record: Mapping[str, Any]
+    record: Record  # its begin record
     undone_by: str | None = None
     made: tuple[str, ...] = ()  # the folders the plan made (its end record): what an undo may remove
 
@@ -50,8 +52,8 @@ class Entry:
     def touches(self, path: str) -> bool:
         return path in (self.inbox, self.dest)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "time": _iso(self.time),
             "run": self.run,
             "seq": self.seq,
@@ -72,10 +74,10 @@ class Entry:
         return out
 
 
-def entries(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
+def entries(records: Iterable[Record]) -> list[Entry]:
     """Every action in journal order, with its outcome and whether it was undone."""
-    begins: dict[tuple[str, int], Mapping[str, Any]] = {}
-    ends: dict[tuple[str, int], Mapping[str, Any]] = {}
+    begins: dict[tuple[str, int], Record] = {}
+    ends: dict[tuple[str, int], Record] = {}
     for record in records:
         key = action_key(record)
         if record.get("event") == "begin":
@@ -87,7 +89,7 @@ def entries(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
     return [_with_undo(e, undone.get((e.run, e.seq))) for e in out]
 
 
-def _entry(begin: Mapping[str, Any], end: Mapping[str, Any] | None) -> Entry:
+def _entry(begin: Record, end: Record | None) -> Entry:
     status = "open" if end is None else "failed" if not end.get("ok") else "done"
     if end is not None and end.get("ok") and end.get("recovered"):
         status = f"closed: {end['closed']}" if isinstance(end.get("closed"), str) else "recovered"
@@ -108,7 +110,7 @@ def _entry(begin: Mapping[str, Any], end: Mapping[str, Any] | None) -> Entry:
     )
 
 
-def _made(end: Mapping[str, Any] | None) -> tuple[str, ...]:
+def _made(end: Record | None) -> tuple[str, ...]:
     made = (end or {}).get("made")
     return tuple(str(folder) for folder in made) if isinstance(made, list) else ()
 
@@ -126,7 +128,7 @@ class Log:
     entries: tuple[Entry, ...]
     note: NoteLink | None = None  # the review note, whose link the printed log ends with
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"count": len(self.entries), "entries": [entry.to_json() for entry in self.entries]}
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memory_curator.core import review_note
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.rules import Rules
 from memory_curator.store.paths import safe_join
 
@@ -23,7 +23,7 @@ class NoteLink:
     url: str
     conflicts: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"path": self.path, "exists": self.exists, "url": self.url, "conflicts": list(self.conflicts)}
 
 

@@ -4,12 +4,14 @@ side. The index is the context's querier, refreshed on the first question as a s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from memory_curator.commands.context import Context
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.json_types import JsonObject, JsonValue
 from memory_curator.index import querier as index
 from memory_curator.index.overlay import Overlay
 
@@ -34,15 +36,23 @@ class Found:
     path: str
     surface: str | None
     title: str
-    value: object
+    value: JsonValue
     score: float | None = None
 
     @classmethod
-    def of(cls, row: dict[str, Any]) -> Found:
-        return cls(row["path"], row["surface"], row["title"], row["value"], row.get("score"))
+    def of(cls, row: Mapping[str, JsonValue]) -> Found:
+        """A row the index answered with (`IndexQuerier.info`, with a text search's `score`)."""
+        surface, score = row.get("surface"), row.get("score")
+        return cls(
+            str(row["path"]),
+            surface if isinstance(surface, str) else None,
+            str(row["title"]),
+            row.get("value"),
+            float(score) if isinstance(score, int | float) else None,
+        )
 
-    def to_json(self) -> dict[str, Any]:
-        out = {"path": self.path, "surface": self.surface, "title": self.title, "value": self.value}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"path": self.path, "surface": self.surface, "title": self.title, "value": self.value}
         return out if self.score is None else {**out, "score": self.score}
 
 
@@ -54,7 +64,7 @@ class Answer:
     query: str
     results: tuple[Found, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"kind": self.kind, "query": self.query, "results": [row.to_json() for row in self.results]}
 
 
@@ -71,7 +81,7 @@ class Neighbours:
     semantic_status: str
     kind: Literal["similar"] = "similar"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "kind": self.kind,
             "query": self.query,

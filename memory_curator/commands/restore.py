@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memory_curator.commands.context import Context
 from memory_curator.commands.desk import locked, vault_file
@@ -19,6 +18,7 @@ from memory_curator.commands.log import entries
 from memory_curator.commands.planning import new_run_id, restore_plan
 from memory_curator.core import compose
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.names import DROPPED, INBOX, ROOT_AGENT
 from memory_curator.core.plan import by as plan_by
 from memory_curator.store import journal as journal_mod
@@ -34,7 +34,7 @@ class Restored:
     inbox_path: str
     run_id: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"restored": self.dropped, "inbox_path": self.inbox_path, "run_id": self.run_id}
 
 

@@ -21,11 +21,13 @@ from memory_curator.core.comparison import blank, norm_text, sources_of
 from memory_curator.core.decide import Decision, decide
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import ExistingNote, Neighbour, Querier, gather_facts
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.notes import parse, plain
 from memory_curator.core.ownership import curator_owned, never_owned
 from memory_curator.core.reasons import CODES, recorded_code
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import hash_capped, read_whole, safe_join, scope_agents
+from memory_curator.store.records import Record
 
 SIDE_KEYS = ("value", "observed_at", "captured_at", "confidence", "sources")
 
@@ -84,7 +86,7 @@ class Tally:
             counts[item.action.verdict] += 1
         return counts
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "done": [item.to_json() for item in self.done],
             **{k: getattr(self, k) for k in ("skipped", "edited", "left", "gone", "quit", "interrupted")},
@@ -136,7 +138,7 @@ def queue(
 
 
 def flag_reasons(
-    desk: Desk, records: Iterable[dict[str, Any]] | None = None, among: Collection[str] | None = None
+    desk: Desk, records: Iterable[Record] | None = None, among: Collection[str] | None = None
 ) -> dict[str, Flag]:
     """inbox path -> its latest flag (code and target), for the bytes it holds now. One read of
     the journal (or its `records`, read already): what `review --reason` and "the items like

@@ -26,13 +26,14 @@ from memory_curator.core.secrets import elsewhere as secret_elsewhere
 from memory_curator.core.secrets import masked_text
 from memory_curator.core.text import iso, one_line
 from memory_curator.store.paths import read_whole, safe_join
+from memory_curator.store.records import Record
 
 SWEEPS_SHOWN = 3
 LEFT = "left: it stays in the queue"
 REVIEW_HINT = "Private items and writes into your own notes are decided only in a terminal: `memory-curator review`."
 
 
-def gather(desk: Desk, memory: Memory, reuse: Reuse | None, flagged: list[dict[str, Any]]) -> list[rn.Item]:
+def gather(desk: Desk, memory: Memory, reuse: Reuse | None, flagged: list[Record]) -> list[rn.Item]:
     """The items waiting for a person, newest first, each with what it allows."""
     waiting = queue(desk)
     if not waiting:
@@ -158,8 +159,8 @@ def _quote(desk: Desk, text: str, view: View | None) -> str:
 def head_of(
     ctx: Context,
     items: Iterable[rn.Item],
-    sweeps: list[dict[str, Any]],
-    actions: list[dict[str, Any]],
+    sweeps: list[Record],
+    actions: list[Record],
     copies: tuple[str, ...] = (),
 ) -> rn.Head:
     """The note's head: its items by code, the last sweeps (`run` records), the week's drops
@@ -168,7 +169,7 @@ def head_of(
     return rn.Head(tuple(sorted(counts.items())), _sweeps(sweeps), _drops(ctx, actions), REVIEW_HINT, copies)
 
 
-def _sweeps(records: list[dict[str, Any]]) -> tuple[str, ...]:
+def _sweeps(records: list[Record]) -> tuple[str, ...]:
     """The last sweeps that changed something, newest first (a sweep with nothing to do leaves
     the note as it was)."""
     runs = [r for r in records if r.get("event") == "run" and (r.get("processed") or r.get("errors"))]
@@ -179,7 +180,7 @@ def _sweeps(records: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _drops(ctx: Context, records: list[dict[str, Any]]) -> tuple[rn.Dropped, ...]:
+def _drops(ctx: Context, records: list[Record]) -> tuple[rn.Dropped, ...]:
     """Drops of the last 7 days still in `.dropped/`, but not privacy content (a restore from the
     phone would bring it back where an agent's sync may read it)."""
     now = ctx.clock.now()

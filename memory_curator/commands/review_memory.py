@@ -11,14 +11,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from memory_curator import __version__
 from memory_curator.commands.desk import Desk
 from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.facts import Querier
-from memory_curator.index.store import notes as indexed_notes
+from memory_curator.core.json_types import JsonObject
+from memory_curator.index.walk import notes as indexed_notes
 from memory_curator.store.paths import hash_capped, safe_join
 
 STATE = "review-note.json"
@@ -105,8 +105,8 @@ class ItemCache:
     asked again. An entry is kept only while its item waits; what a tick does is checked again
     when it is applied (`Desk.act`)."""
 
-    def __init__(self, seen: str, old: dict[str, Any], kept: bool) -> None:
-        self.seen, self.old, self.kept, self.new = seen, old, kept, dict[str, Any]()
+    def __init__(self, seen: str, old: dict[str, object], kept: bool) -> None:
+        self.seen, self.old, self.kept, self.new = seen, old, kept, dict[str, object]()
 
     @classmethod
     def load(cls, desk: Desk, notes: Mapping[str, tuple[int, int]] | None = None) -> ItemCache:
@@ -129,12 +129,12 @@ class ItemCache:
         return "\0".join((rel, digest, code, desk.rules.digest))
 
     def get(self, desk: Desk, key: str) -> rn.Item | None:
-        entry: Any = self.old.get(key)
+        entry = self.old.get(key)
         try:
-            deps = entry["deps"] if isinstance(entry, dict) else None
+            deps = entry.get("deps") if isinstance(entry, dict) else None
             if not isinstance(deps, dict) or any(hash_at(desk, p) != h for p, h in deps.items()):
                 return None
-            item = item_from_json(entry["item"])
+            item = item_from_json(entry.get("item") if isinstance(entry, dict) else None)
         except (KeyError, TypeError, ValueError, CuratorError):
             return None
         self.new[key] = entry
@@ -172,15 +172,19 @@ def hash_at(desk: Desk, rel: str) -> str | None:
         return f"unreadable: {exc.errno}"
 
 
-def item_to_json(item: rn.Item) -> dict[str, Any]:
+def item_to_json(item: rn.Item) -> JsonObject:
     data = asdict(item)
     data["offers"] = [[o.verb, o.target] for o in item.offers]
     return data
 
 
-def item_from_json(data: dict[str, Any]) -> rn.Item:
-    offers = tuple(rn.Offer(str(verb), target) for verb, target in data.pop("offers"))
-    return rn.Item(**data, offers=offers)
+def item_from_json(data: object) -> rn.Item:
+    """An item the cache kept (`item_to_json`); a TypeError or KeyError when it is not one."""
+    if not isinstance(data, dict):
+        raise TypeError("not a kept item")
+    fields = dict(data)
+    offers = tuple(rn.Offer(str(verb), target) for verb, target in fields.pop("offers"))
+    return rn.Item(**fields, offers=offers)
 
 
 @dataclass(frozen=True)

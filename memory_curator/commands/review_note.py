@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from memory_curator.commands.context import Context
 from memory_curator.commands.desk import Desk, Done
@@ -26,6 +25,7 @@ from memory_curator.commands.review_items import gather, head_of
 from memory_curator.commands.review_memory import STATE, Memory, Reuse
 from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.notes import content_hash
 from memory_curator.core.text import one_line
 from memory_curator.store import journal_digest, recovery, writer
@@ -51,7 +51,7 @@ class Outcome:
     conflicts: tuple[str, ...] = ()  # sync conflict copies of the note, read for ticks, never deleted
     saved_ago: int | None = None  # held because saved this many seconds ago: read at the next sweep
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "path": self.path,
             "done": [d.to_json() for d in self.done],
@@ -62,7 +62,7 @@ class Outcome:
             "conflicts": list(self.conflicts),
         }
 
-    def told(self) -> dict[str, Any] | None:
+    def told(self) -> JsonObject | None:
         """What `run --json` says of the note when its ticks wait for the next sweep."""
         return None if self.saved_ago is None else {"left_for_next_sweep": True, "saved_seconds_ago": self.saved_ago}
 
@@ -294,7 +294,7 @@ def _write(
 
 def after_sweep(
     ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: float | None = None
-) -> tuple[list[str], tuple[str, ...], dict[str, Any] | None]:
+) -> tuple[list[str], tuple[str, ...], JsonObject | None]:
     """What a sweep says of the note once it is done (the ticks applied and refused), the inbox
     paths its ticks settled (they no longer wait) and, for `--json`, that the note was left for
     the next sweep; a note that cannot be tended never fails the sweep (the next one tries again)."""

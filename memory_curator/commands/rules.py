@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memory_curator.core.errors import CuratorError, RulesError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.names import RULES_PATH
 from memory_curator.core.rules import Rules
 from memory_curator.store import rules_file
@@ -26,8 +26,8 @@ class Checked:
     def exit_code(self) -> int:
         return self.problems[0].exit_code if self.problems else 0
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"file": str(self.path), "valid": self.rules is not None}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"file": str(self.path), "valid": self.rules is not None}
         if self.rules is not None:
             out["surfaces"] = [s.name for s in self.rules.surfaces]
             out["criteria"] = [c.name for c in self.rules.criteria]

@@ -17,9 +17,9 @@ import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.index import semantic
 
 Download = Callable[..., str]  # (repo_id=, local_dir=, allow_patterns=) -> the folder
@@ -32,7 +32,7 @@ class Fetched:
     bytes: int
     identity: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"name": self.name, "path": str(self.path), "bytes": self.bytes, "identity": self.identity}
 
 

@@ -13,13 +13,14 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_curator.commands.context import Context, Machine
 from memory_curator.commands.log import Entry, entries
 from memory_curator.commands.note_link import NoteLink, note_link
 from memory_curator.core import compose, marks
 from memory_curator.core.errors import CuratorError, RulesError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.notes import all_tags, content_hash, parse
 from memory_curator.core.privacy import privacy_tags
 from memory_curator.core.rules import Rules, Settings
@@ -29,7 +30,11 @@ from memory_curator.core.text import iso, parse_time
 from memory_curator.store import journal as journal_mod
 from memory_curator.store import stores
 from memory_curator.store.paths import agent_dirs, hash_capped, ignored_entries, list_candidates, oversize, read_capped
+from memory_curator.store.records import Record
 from memory_curator.store.state import lock_holder, lock_is_free
+
+if TYPE_CHECKING:  # the schedulers' package is imported when `status` asks them, not before
+    from memory_curator.commands.schedule import Summary
 
 VERDICTS = ("promote", "patch", "drop", "needs_review")
 DAYS = 14
@@ -69,7 +74,7 @@ class AgentCounts:
     needs_review: int = 0
     held: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"candidates": self.candidates, "needs_review": self.needs_review, "held": self.held}
 
 
@@ -78,7 +83,7 @@ class Inbox:
     candidates: int
     agents: Mapping[str, AgentCounts]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"candidates": self.candidates, "agents": {a: c.to_json() for a, c in self.agents.items()}}
 
 
@@ -92,7 +97,7 @@ class Waiting:
     oldest_since: str | None = None
     oldest_age_hours: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "count": self.count,
             "too_large": [{"path": path, "reason": reason} for path, reason in self.too_large],
@@ -107,7 +112,7 @@ class Drops:
     total: int
     by_rule: Mapping[str, int]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"total": self.total, "by_rule": dict(self.by_rule)}
 
 
@@ -132,7 +137,7 @@ class LastSweep:
         tokens: int = (judge.get("input_tokens") or 0) + (judge.get("output_tokens") or 0)
         return tokens
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         keys = {k: self.record.get(k) for k in SWEEP_KEYS}
         return {**keys, "judge": self.record.get("judge"), "undone": self.undone}
 
@@ -148,7 +153,7 @@ class Day:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"date": self.date, **self.counts}
 
 
@@ -166,7 +171,7 @@ class IndexState:
     refreshed: str | None = None
     age_seconds: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         if self.usable is None or self.error is not None:
             return {"path": self.path, "usable": self.usable, "error": self.error}
         if not self.usable:
@@ -191,7 +196,7 @@ class RulesState:
     line: int | None = None
     problem: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         if self.valid:
             return {"file": self.file, "valid": True}
         return {"file": self.file, "valid": False, "line": self.line, "problem": self.problem}
@@ -212,7 +217,7 @@ class Status:
     last_sweeps: tuple[LastSweep, ...]
     verdicts_per_day: tuple[Day, ...]
     index: IndexState | None
-    schedule: Mapping[str, Any]
+    schedule: Summary | ScheduleUnread
     lock_holder: str | None  # None: the lock is free
     lock_free: bool
     journal_path: str
@@ -223,8 +228,8 @@ class Status:
     ignored: tuple[tuple[str, str], ...] = ()  # inbox entries that are no candidates: (path, why)
     review_note: NoteLink | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out = {
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
             "vault": self.vault,
             "state_dir": self.state_dir,
             "inbox": self.inbox.to_json(),
@@ -235,7 +240,7 @@ class Status:
             "last_sweeps": [sweep.to_json() for sweep in self.last_sweeps],
             "verdicts_per_day": [day.to_json() for day in self.verdicts_per_day],
             "index": self.index.to_json() if self.index is not None else None,
-            "schedule": self.schedule,
+            "schedule": self.schedule.to_json(),
             "lock": {"free": self.lock_free, "holder": self.lock_holder},
             "journal": {"path": self.journal_path, "bytes": self.journal_bytes, "actions": self.actions},
             "rules": self.rules.to_json(),
@@ -423,7 +428,7 @@ def secret_drops(log: list[Entry]) -> int:
     return count
 
 
-def last_sweeps(records: list[dict[str, Any]]) -> tuple[LastSweep, ...]:
+def last_sweeps(records: list[Record]) -> tuple[LastSweep, ...]:
     undone = {str(r.get("undoes")) for r in records if r.get("event") == "undo"}
     runs = [r for r in records if r.get("event") == "run"][-LAST_SWEEPS:]
     return tuple(LastSweep(r, r.get("run") in undone) for r in runs)
@@ -473,11 +478,21 @@ def index_summary(root: Path, state: Path, now: dt.datetime, rules: Rules | None
     )
 
 
-def schedule_summary(root: Path, state: Path, machine: Machine) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ScheduleUnread:
+    """The schedulers could not be asked: why (`status` says the schedule is unknown)."""
+
+    error: str
+
+    def to_json(self) -> JsonObject:
+        return {"installed": False, "error": self.error}
+
+
+def schedule_summary(root: Path, state: Path, machine: Machine) -> Summary | ScheduleUnread:
     """The scheduled sweeps of this vault and the last one's outcome."""
     try:
         from memory_curator.commands import schedule
 
-        return schedule.summary(machine, root, state).to_json()  # asks the schedulers themselves
+        return schedule.summary(machine, root, state)  # asks the schedulers themselves
     except (ImportError, CuratorError, OSError) as exc:
-        return {"installed": False, "error": str(exc)}
+        return ScheduleUnread(str(exc))

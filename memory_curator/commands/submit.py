@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from memory_curator.commands import check as checking
 from memory_curator.commands.context import Context
 from memory_curator.core import candidate as cand
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.names import INBOX, ROOT_AGENT, nfc, slugify
 from memory_curator.core.rules import Rules
 from memory_curator.core.text import one_line
@@ -30,8 +30,8 @@ class Submitted:
     agent_id: str
     check: checking.Verdict | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"inbox_path": self.inbox_path, "agent_id": self.agent_id}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"inbox_path": self.inbox_path, "agent_id": self.agent_id}
         if self.check is not None:
             out["check"] = self.check.to_json()
         return out

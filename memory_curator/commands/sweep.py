@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from memory_curator.commands import pending as later
 from memory_curator.commands import review_memory, review_note
@@ -31,7 +30,7 @@ from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.core.text import describe, one_line
 from memory_curator.index.store import IndexUnavailable, Refresh
 from memory_curator.judge.settings import resolve_settings
-from memory_curator.store import recovery, stores, writer
+from memory_curator.store import records, recovery, stores, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import (
@@ -199,17 +198,7 @@ def _journal_run(sweep: Sweep, result: SweepResult, seconds: float) -> None:
     totals = result.totals()
     if not totals["processed"] and not result.errors:
         return
-    sweep.journal.append(
-        {
-            "event": "run",
-            "run": sweep.run_id,
-            "started": sweep.now,
-            "seconds": round(seconds, 3),
-            **totals,
-            "errors": len(result.errors),
-            "judge": dict(result.judge) if result.judge else None,
-        }
-    )
+    sweep.journal.append(records.run(sweep.run_id, sweep.now, seconds, totals, len(result.errors), result.judge))
 
 
 def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, judge: Judge | None) -> SweepResult:
@@ -257,7 +246,7 @@ def _progress(sweep: Sweep, total: int) -> contextlib.AbstractContextManager[Cal
 
 def _ask_judge(
     sweep: Sweep, pending: list[later.Pending | cand.Candidate], judge: Judge | None
-) -> tuple[dict[str, JudgeVerdict], dict[str, Any] | None]:
+) -> tuple[dict[str, JudgeVerdict], Mapping[str, object] | None]:
     """Only what the rules left undecided goes to the judge (those alone held together, read
     again one by one); its answers pass the circuit breaker, and each judged candidate's model,
     prompt version and raw answer is journalled."""
@@ -276,9 +265,9 @@ def _ask_judge(
         return {}, {"failures": len(undecided), "problems": [problem]}
     for candidate in undecided if not sweep.dry_run else []:
         verdict = verdicts.get(candidate.inbox_path) or JudgeVerdict(failure="no verdict")
-        record = {"event": "judge", "run": sweep.run_id, "inbox": candidate.inbox_path, "inbox_hash": candidate.digest}
+        record = records.judged(sweep.run_id, candidate.inbox_path, candidate.digest, verdict.audit, verdict.failure)
         with contextlib.suppress(OSError):  # an audit record, not needed for recovery
-            sweep.journal.append({**record, **verdict.audit, "failure": verdict.failure})
+            sweep.journal.append(record)
     return verdicts, stats
 
 
@@ -364,10 +353,9 @@ def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception, stage: st
         except Exception as again:
             reason += f"; flagging it failed too: {one_line(again)}"
     still_there = (sweep.root / candidate.inbox_path).exists()
-    record = {"event": "error", "run": sweep.run_id, "inbox": candidate.inbox_path, "inbox_hash": candidate.digest}
     if not sweep.dry_run:
         with contextlib.suppress(Exception):  # the result still carries it
-            sweep.journal.append({**record, "error": reason})
+            sweep.journal.append(records.error(sweep.run_id, candidate.inbox_path, candidate.digest, reason))
     return Failure(candidate.inbox_path, describe(RuntimeError(reason), still_there))
 
 

@@ -15,17 +15,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memory_curator.commands.context import Context
 from memory_curator.commands.desk import locked
 from memory_curator.commands.log import Entry, entries
 from memory_curator.commands.planning import new_run_id, undo_plan, undo_steps
 from memory_curator.core.errors import CuratorError
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.plan import Step
 from memory_curator.store import stores, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.paths import READ_LIMIT, read_capped, safe_join
+from memory_curator.store.records import Record
 from memory_curator.store.writer import Files
 
 UNDOABLE = ("promote", "patch", "drop", "needs_review", "restore")
@@ -38,8 +39,8 @@ class Outcome:
     path: str | None
     left: str | None = None  # why it was left alone; None when undone
 
-    def to_json(self) -> dict[str, Any]:
-        out = {"verdict": self.verdict, "inbox_path": self.inbox_path, "path": self.path}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"verdict": self.verdict, "inbox_path": self.inbox_path, "path": self.path}
         return {**out, "reason": self.left} if self.left else out
 
 
@@ -57,7 +58,7 @@ class UndoResult:
     def left(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.left is not None]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "run_id": self.run_id,
             "undo_run": self.undo_run,
@@ -86,7 +87,7 @@ def undo(ctx: Context, run_id: str | None, wait: bool = False) -> UndoResult:
     return UndoResult(target, own, tuple(outcomes))
 
 
-def last_run(log: list[Entry], records: list[dict[str, Any]]) -> str | None:
+def last_run(log: list[Entry], records: list[Record]) -> str | None:
     """The most recent run with an action an undo can take back, not undone already."""
     tried = {str(r.get("undoes")) for r in records if r.get("event") == "undo"}
     undo_runs = {e.run for e in log if e.verdict == "undo"}

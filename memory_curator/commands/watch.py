@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from watchdog.events import (
     DirCreatedEvent,
@@ -41,6 +40,7 @@ from memory_curator.commands.review_memory import Memory
 from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError, OtherHost
 from memory_curator.core.hosts import host_refusal
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.names import INBOX, is_candidate_name, nfc
 from memory_curator.core.notes import parse
 from memory_curator.core.result import SweepResult
@@ -175,7 +175,7 @@ class Swept:
     def worth_reporting(self) -> bool:
         return bool(self.result.totals()["processed"] or self.result.errors or self.result.notes)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         agents = tuple(a for a in self.result.agents if a.actions or a.skipped or a.errors)
         shown = replace(self.result, agents=agents, single_agent=False)
         return {"batch": self.number, "seconds": round(self.seconds, 3), **shown.to_json(), "notes": list(shown.notes)}

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from memory_curator.core.notes import content_hash
 from memory_curator.core.plan import Plan, Step
-from memory_curator.store import stores
+from memory_curator.store import records, stores
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import relpath, safe_join
+from memory_curator.store.records import EndRecord
 from memory_curator.store.writer import Files, Group
 
 _PACK = -1  # the owner of a batch's pack in its group: its failure fails every plan that kept a copy
@@ -50,7 +51,7 @@ class Executor:
 
     def execute(self, plan: Plan) -> dict[str, str]:
         """Apply `plan`; returns where each `create_unique` landed (planned path -> path used)."""
-        self.journal.append(plan.begin())
+        self.journal.append(records.begin(plan))
         placed: dict[str, str] = {}
         made: list[str] = []
         try:
@@ -68,7 +69,7 @@ class Executor:
         may rewrite a file an earlier one wrote: steps are applied in order, so its
         compare-and-swap finds the earlier plan's bytes."""
         try:
-            self.journal.append_all([plan.begin() for plan in plans])
+            self.journal.append_all([records.begin(plan) for plan in plans])
         except OSError as exc:  # nothing announced, nothing done
             return [exc for _ in plans]
         run = _Batch(plans)
@@ -131,13 +132,13 @@ class Executor:
 
     def _end_all(self, run: _Batch, interrupted: BaseException | None = None) -> None:
         """The batch's end records, in one append (a lost one costs nothing: see `_end`)."""
-        records = []
+        ends = []
         for number, plan in enumerate(run.plans):
             error = interrupted if interrupted is not None else run.failed.get(number)
             dest = run.placed[number].get(plan.dest or "")
-            records.append(_end_record(plan, error is None, str(error) if error else None, dest, run.made[number]))
+            ends.append(_end_record(plan, error is None, str(error) if error else None, dest, run.made[number]))
         with contextlib.suppress(OSError):
-            self.journal.append_all(records)
+            self.journal.append_all(ends)
 
     def _folders_for(self, step: Step, group: Group | None = None) -> list[str]:
         """The folders a create needs and this plan makes (the end record names them for undo)."""
@@ -217,8 +218,8 @@ def _writes_end(plan: Plan) -> int:
     return next((n for n, step in enumerate(plan.steps) if step.op in ("remove", "hold")), len(plan.steps))
 
 
-def _end_record(plan: Plan, ok: bool, error: str | None, dest: str | None, made: list[str] | None) -> dict[str, object]:
-    record: dict[str, object] = {"event": "end", "run": plan.run, "seq": plan.seq, "ok": ok}
+def _end_record(plan: Plan, ok: bool, error: str | None, dest: str | None, made: list[str] | None) -> EndRecord:
+    record: EndRecord = {"event": "end", "run": plan.run, "seq": plan.seq, "ok": ok}
     if error:
         record["error"] = error
     if dest:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memory_curator.core.clock import Clock
 from memory_curator.core.text import iso
+from memory_curator.store import records as rec
+from memory_curator.store.records import Record, Written
 from memory_curator.store.writer import FILES, Files
 
 
@@ -25,10 +26,10 @@ class Journal:
     clock: Clock | None = None
     files: Files = FILES
 
-    def append(self, record: dict[str, Any]) -> None:
+    def append(self, record: Written) -> None:
         self.append_all([record])
 
-    def append_all(self, records: Iterable[dict[str, Any]]) -> None:
+    def append_all(self, records: Iterable[Written]) -> None:
         """Append `records` in one write and one fsync (a batch's begin or end records)."""
         if self.clock is None:
             raise TypeError(f"{self.path}: a journal opened without a clock cannot be written")
@@ -49,14 +50,14 @@ class Journal:
         if new:
             files.fsync_dir(self.path.parent)
 
-    def entries(self, start: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+    def entries(self, start: int = 0) -> Iterator[tuple[int, Record]]:
         """(byte offset, record) from `start`; a torn line (a crash mid-append) is skipped."""
         for here, raw in self._raw(start):
             record = _record(raw)
             if record is not None:
                 yield here, record
 
-    def lines(self, start: int = 0) -> Iterator[tuple[int, int, dict[str, Any] | None]]:
+    def lines(self, start: int = 0) -> Iterator[tuple[int, int, Record | None]]:
         """(byte offset, offset after it, record) of each whole line from `start`; the record is
         None for a torn line. A last line without its newline (an append under way, or cut by a
         crash and not yet followed by another append) is not given: it is read once it is whole."""
@@ -76,7 +77,7 @@ class Journal:
         except FileNotFoundError:
             return
 
-    def records(self, start: int = 0) -> Iterator[dict[str, Any]]:
+    def records(self, start: int = 0) -> Iterator[Record]:
         for _, record in self.entries(start):
             yield record
 
@@ -110,12 +111,11 @@ def json_bytes(line: str) -> bytes:
     return line.encode("utf-8", "backslashreplace")
 
 
-def _record(raw: bytes) -> dict[str, Any] | None:
+def _record(raw: bytes) -> Record | None:
     try:
-        record = json.loads(raw)
+        return rec.read(json.loads(raw))
     except ValueError:
         return None
-    return record if isinstance(record, dict) else None
 
 
 def _torn(fd: int) -> bool:
@@ -123,10 +123,10 @@ def _torn(fd: int) -> bool:
     return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
 
 
-def open_actions(entries: Iterable[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+def open_actions(entries: Iterable[tuple[int, Record]]) -> list[tuple[int, Record]]:
     """`begin` records with no `end`, or whose `end` says it failed: the actions a crash or
     an I/O error may have left half-done."""
-    found: dict[tuple[str, int], tuple[int, dict[str, Any]]] = {}
+    found: dict[tuple[str, int], tuple[int, Record]] = {}
     for offset, record in entries:
         key = action_key(record)
         if record.get("event") == "begin":
@@ -136,18 +136,20 @@ def open_actions(entries: Iterable[tuple[int, dict[str, Any]]]) -> list[tuple[in
     return list(found.values())
 
 
-def action_key(record: Mapping[str, Any]) -> tuple[str, int]:
+def action_key(record: Record) -> tuple[str, int]:
     """(run, seq): what pairs an action's begin with its end records."""
     return str(record.get("run")), seq_number(record.get("seq"))
 
 
-def unfinished(journal: Journal) -> list[dict[str, Any]]:
+def unfinished(journal: Journal) -> list[Record]:
     return [record for _, record in open_actions(journal.entries(journal.checkpoint()))]
 
 
-def seq_number(value: Any) -> int:
+def seq_number(value: object) -> int:
     """An action's `seq` as written, or -1 for one that is not a number."""
+    if not isinstance(value, int | float | str):
+        return -1
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (ValueError, OverflowError):  # "x", NaN; a huge number's infinity
         return -1

@@ -25,10 +25,12 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast
 
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.text import parse_time
 from memory_curator.store.journal import Journal, action_key
+from memory_curator.store.records import Record
 from memory_curator.store.writer import FILES, Files
 
 DIGEST = "journal-digest.json"
@@ -37,7 +39,7 @@ FLAG_FIELDS = ("time", "event", "run", "seq", "verdict", "inbox", "reason_code",
 RUNS_KEPT = 10  # sweeps' `run` records kept (the note shows the last 3)
 WINDOW = dt.timedelta(days=8)  # the note shows a week's drops; a day more for a clock set back
 WINDOWED = ("drop", "restore", "undo")  # the verdicts whose begin and end records the drops need
-Kept = tuple[int, dict[str, Any]]  # a record and its byte offset in the journal
+Kept = tuple[int, Record]  # a record and its byte offset in the journal
 
 
 @dataclass
@@ -52,13 +54,14 @@ class Digest:
     runs: list[Kept] = field(default_factory=list)  # the last sweeps that did something
     window: dict[str, Kept] = field(default_factory=dict)  # "begin|end run seq" -> drops, restores, undos
 
-    def fold(self, offset: int, record: dict[str, Any]) -> None:
+    def fold(self, offset: int, record: Record) -> None:
         """Take one record in (records come in journal order)."""
-        if isinstance(record.get("run"), str):
-            self.last_run = record["run"]
+        run_id, inbox = record.get("run"), record.get("inbox")
+        if isinstance(run_id, str):
+            self.last_run = run_id
         event = record.get("event")
-        if event == "begin" and record.get("verdict") == "needs_review" and isinstance(record.get("inbox"), str):
-            self.flags[record["inbox"]] = (offset, {k: record[k] for k in FLAG_FIELDS if k in record})
+        if event == "begin" and record.get("verdict") == "needs_review" and isinstance(inbox, str):
+            self.flags[inbox] = (offset, _flag_of(record))
         elif event == "run" and (record.get("processed") or record.get("errors")):
             self.runs = [*self.runs, (offset, record)][-RUNS_KEPT:]
         run, seq = action_key(record)
@@ -75,39 +78,39 @@ class Digest:
         }
         self.window = {k: v for k, v in self.window.items() if k.split(" ", 1)[1] not in old}
 
-    def flagged(self) -> list[dict[str, Any]]:
+    def flagged(self) -> list[Record]:
         """Each inbox path's latest needs_review begin, in journal order (`review.flag_reasons`)."""
         return _ordered(self.flags.values())
 
-    def sweeps(self) -> list[dict[str, Any]]:
+    def sweeps(self) -> list[Record]:
         """The last sweeps' `run` records, in journal order."""
         return _ordered(self.runs)
 
-    def actions(self) -> list[dict[str, Any]]:
+    def actions(self) -> list[Record]:
         """The drops, restores and undos of the window with their end records, in journal order."""
         return _ordered(self.window.values())
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> list[Record]:
         """Every record kept, each once, in journal order."""
         return _ordered([*self.flags.values(), *self.runs, *self.window.values()])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = {k: getattr(self, k) for k in ("offset", "head", "last_run", "flags", "runs", "window")}
         return {"version": VERSION, **data}
 
     @classmethod
-    def from_json(cls, data: Any) -> Digest:
+    def from_json(cls, data: object) -> Digest:
         """The digest saved; a fresh one when it is not one this version wrote whole."""
         try:
-            if data.get("version") != VERSION:
+            if not isinstance(data, dict) or data.get("version") != VERSION:
                 return cls()
             return cls(
                 int(data["offset"]),
                 str(data["head"]),
                 data["last_run"],
-                {str(k): (int(o), dict(r)) for k, (o, r) in data["flags"].items()},
-                [(int(o), dict(r)) for o, r in data["runs"]],
-                {str(k): (int(o), dict(r)) for k, (o, r) in data["window"].items()},
+                {str(k): _kept(o, r) for k, (o, r) in data["flags"].items()},
+                [_kept(o, r) for o, r in data["runs"]],
+                {str(k): _kept(o, r) for k, (o, r) in data["window"].items()},
             )
         except (AttributeError, KeyError, TypeError, ValueError):
             return cls()
@@ -137,7 +140,20 @@ def read(journal: Journal, state: Path, now: dt.datetime, files: Files = FILES) 
     return digest
 
 
-def _ordered(kept: Iterable[Kept]) -> list[dict[str, Any]]:
+def _flag_of(record: Record) -> Record:
+    """A flag's begin record with only the fields the note reads (`FLAG_FIELDS`)."""
+    fields: dict[str, object] = dict(record)
+    return cast(Record, {k: fields[k] for k in FLAG_FIELDS if k in fields})
+
+
+def _kept(offset: object, record: object) -> Kept:
+    """A record the digest saved, as read back (a JSON object, else not one this version wrote)."""
+    if not isinstance(offset, int | str) or not isinstance(record, dict):
+        raise TypeError("not a kept record")
+    return int(offset), cast(Record, dict(record))
+
+
+def _ordered(kept: Iterable[Kept]) -> list[Record]:
     return [record for _, record in sorted(kept, key=lambda item: item[0])]
 
 
@@ -156,6 +172,6 @@ def _bounds(path: Path, offset: int) -> tuple[str, bool]:
         return "", offset == 0
 
 
-def _before(record: dict[str, Any], now: dt.datetime) -> bool:
+def _before(record: Record, now: dt.datetime) -> bool:
     time = parse_time(record.get("time"))
     return time is not None and now - time > WINDOW

@@ -16,21 +16,23 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import cast, get_args
 
 from memory_curator.core.notes import as_list, parse
-from memory_curator.core.plan import WRITES, Step, legacy_steps
+from memory_curator.core.plan import WRITES, Op, Step, legacy_steps
 from memory_curator.store import stores
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal, open_actions
 from memory_curator.store.paths import READ_LIMIT, read_capped, relpath, safe_join
+from memory_curator.store.records import EndRecord, Record, StepRecord
 from memory_curator.store.writer import Conflict, Files, _family
 
 DONE, TODO = "done", "todo"  # a step's state; anything else is why it cannot go on
 TAKEN_BACK = ("undo", "restore")  # moves a person asked for: taken back when they cannot finish
+OPS: tuple[Op, ...] = get_args(Op)
 NO_EFFECT, TAKEN_BACK_NOTE = "no effect", "taken back"  # an end record's `closed`: the plan left the vault as it was
 
 
@@ -57,9 +59,17 @@ def recover(root: Path, state: Path, journal: Journal, files: Files) -> Recovery
             retry_from = offset if retry_from is None else min(retry_from, offset)
             continue
         out.notes += notes
-        end = {"event": "end", "run": record.get("run"), "seq": record.get("seq"), "ok": True, "recovered": True}
+        end: EndRecord = {
+            "event": "end",
+            "run": record.get("run"),
+            "seq": record.get("seq"),
+            "ok": True,
+            "recovered": True,
+        }
+        if closed:
+            end["closed"] = closed
         with contextlib.suppress(OSError):
-            journal.append({**end, "closed": closed} if closed else end)
+            journal.append(end)
     out.reviewed.update(executor.held)
     with contextlib.suppress(OSError):
         _save_holds(root, state, out.reviewed, files)
@@ -86,14 +96,15 @@ def _state_temps(state: Path, files: Files) -> Iterator[Path]:
             yield from files.stray_temps(Path(entry.path))
 
 
-def steps_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+def steps_of(record: Record) -> list[StepRecord]:
+    """A begin record's steps; an older version's begin record, without them: `legacy_steps`."""
     steps = record.get("steps")
     if isinstance(steps, list):
         return [s for s in steps if isinstance(s, dict)]
-    return list(legacy_steps(record))
+    return [cast(StepRecord, step) for step in legacy_steps(record)]
 
 
-def _finish(root: Path, executor: Executor, record: dict[str, Any]) -> tuple[list[str], str | None]:
+def _finish(root: Path, executor: Executor, record: Record) -> tuple[list[str], str | None]:
     """What recovery did to one open plan, and how it closed one that left no effect on the vault
     (`NO_EFFECT`, `TAKEN_BACK_NOTE`; None when it finished or left it): the end record says so, and
     `log` and `undo` never take such a plan for one that wrote something."""
@@ -119,7 +130,7 @@ def _finish(root: Path, executor: Executor, record: dict[str, Any]) -> tuple[lis
     return [*notes, f"finished {what} -> {landed}"], None
 
 
-def _take_back(executor: Executor, done: list[dict[str, Any]]) -> None:
+def _take_back(executor: Executor, done: list[StepRecord]) -> None:
     """Undo the writes of a person's `undo` or `restore` that cannot finish because the file it
     was moving content out of changed since: that file still holds the content (and the
     change), so the copy we wrote goes, only while it holds exactly our bytes."""
@@ -135,7 +146,7 @@ def _take_back(executor: Executor, done: list[dict[str, Any]]) -> None:
                 executor.files.replace(path, before, str(step["hash"]))
 
 
-def _sweep_temps(root: Path, files: Files, steps: list[dict[str, Any]]) -> list[str]:
+def _sweep_temps(root: Path, files: Files, steps: list[StepRecord]) -> list[str]:
     return remove_temps(root, files, {p.parent for p in (_path(root, s.get("path")) for s in steps) if p is not None})
 
 
@@ -150,7 +161,7 @@ def remove_temps(root: Path, files: Files, folders: Iterable[Path]) -> list[str]
     return notes
 
 
-def _state(root: Path, files: Files, step: dict[str, Any]) -> str:
+def _state(root: Path, files: Files, step: StepRecord) -> str:
     """done, todo, or why the step can neither be taken as done nor done now."""
     op, path = step.get("op"), _path(root, step.get("path"))
     if op in ("keep", "hold") or path is None:
@@ -171,23 +182,27 @@ def _state(root: Path, files: Files, step: dict[str, Any]) -> str:
     return TODO if current == step.get("expected") else f"{step['path']} changed since"
 
 
-def _redo(executor: Executor, step: dict[str, Any]) -> str:
-    """A step a crash left undone, done now: a write with the stored bytes of its hash."""
+def _redo(executor: Executor, step: StepRecord) -> str:
+    """A step a crash left undone, done now: a write with the stored bytes of its hash. A step
+    whose operation this version does not know is never guessed at (it was taken for a remove)."""
+    op = next((known for known in OPS if known == step.get("op")), None)
+    if op is None:
+        return f"{step.get('path')}: unknown step {step.get('op')!r}"
     data = None
-    if step.get("op") in WRITES:
+    if op in WRITES:
         data = stores.preimage(executor.state, str(step.get("hash")))
         if data is None:
             return f"the bytes for {step['path']} were not kept"
     try:
         prune = step.get("prune")  # folders; an older journal's `true` names none: left as they are
         folders = tuple(str(f) for f in prune) if isinstance(prune, list) else ()
-        executor.apply(Step(step["op"], str(step["path"]), data, step.get("expected"), prune=folders))
+        executor.apply(Step(op, str(step["path"]), data, step.get("expected"), prune=folders))
     except (Conflict, FileExistsError) as exc:
         return f"{step['path']} changed meanwhile ({exc})"
     return DONE
 
 
-def _durable(root: Path, files: Files, step: dict[str, Any]) -> str:
+def _durable(root: Path, files: Files, step: StepRecord) -> str:
     """A written file is made durable before any later remove: fsync it and its folder."""
     path = _path(root, step.get("path"))
     assert path is not None
@@ -199,7 +214,7 @@ def _durable(root: Path, files: Files, step: dict[str, Any]) -> str:
     return relpath(root, path)
 
 
-def _found(files: Files, path: Path, step: dict[str, Any]) -> Path | None:
+def _found(files: Files, path: Path, step: StepRecord) -> Path | None:
     """Where a create_unique landed: the first of the family holding exactly its bytes."""
     for candidate in _family(path):
         if not os.path.lexists(candidate):
@@ -209,7 +224,7 @@ def _found(files: Files, path: Path, step: dict[str, Any]) -> Path | None:
     return None
 
 
-def _records(note: Path, proof: Any) -> bool:
+def _records(note: Path, proof: object) -> bool:
     """The note a person edited since we wrote it still records this candidate (`curated_from`)."""
     if not isinstance(proof, str) or not proof:
         return False
@@ -224,7 +239,7 @@ def _records(note: Path, proof: Any) -> bool:
     return any(isinstance(e, dict) and e.get("sha256") == wanted for e in as_list(frontmatter.get("curated_from")))
 
 
-def _held(root: Path, entries: Iterable[tuple[int, dict[str, Any]]], files: Files) -> dict[str, str]:
+def _held(root: Path, entries: Iterable[tuple[int, Record]], files: Files) -> dict[str, str]:
     """Items recent plans held for review that still hold exactly that text."""
     out: dict[str, str] = {}
     for _, record in entries:
@@ -237,7 +252,7 @@ def _held(root: Path, entries: Iterable[tuple[int, dict[str, Any]]], files: File
     return out
 
 
-def _path(root: Path, rel: Any) -> Path | None:
+def _path(root: Path, rel: object) -> Path | None:
     if not isinstance(rel, str) or not rel:
         return None
     try:

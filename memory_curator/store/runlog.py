@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,11 +118,14 @@ def _entry(line: str) -> RunRecord:
     return RunRecord(when, code, summarize(record))
 
 
-def summarize(record: dict[str, Any]) -> str:
+def summarize(record: Mapping[str, object]) -> str:
+    """A run's outcome in one line: a log line's (its `result`, or its `error`/`idle`) or a
+    journal `run` record's."""
     if "error" in record:
         return str(record["error"])
     if "idle" in record:
         return str(record["idle"])
-    result = record.get("result", record)  # a log line nests the result; a journal `run` record is flat
+    nested = record.get("result", record)  # a log line nests the result; a journal `run` record is flat
+    result = nested if isinstance(nested, Mapping) else record
     counts = ", ".join(f"{result.get(k, 0)} {k}" for k in ("promoted", "patched", "dropped", "needs_review"))
     return f"{result.get('processed', 0)} processed ({counts})"

@@ -60,6 +60,7 @@ from memory_curator.core import notes
 from memory_curator.core.facts import gather_facts
 from memory_curator.index import querier as iq
 from memory_curator.index import store as ix
+from memory_curator.index.walk import walk
 from memory_curator.store.rules_file import load_for_vault
 
 REPO = Path(__file__).resolve().parents[2]
@@ -357,7 +358,7 @@ def floors(root: Path, files: list[str], work: Path, repeat: int) -> dict[str, A
         conn.close()
 
     out = {
-        "stat_walk_s": median_time(lambda: ix.walk(root), repeat),
+        "stat_walk_s": median_time(lambda: walk(root), repeat),
         "read_bytes_s": median_time(read_all, repeat),
         "parse_frontmatter_s": median_time(parse_all, repeat),
         "fts_insert_s": median_time(fts_insert, repeat, before=fresh),
@@ -714,7 +715,7 @@ def bench(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         return big_figures(args, root, state, cli, synth)
     shutil.rmtree(state, ignore_errors=True)
     state.mkdir(parents=True)
-    files = sorted(ix.walk(root))
+    files = sorted(walk(root))
     size = sum(os.path.getsize(root / rel) for rel in files)
     report: dict[str, Any] = {
         "notes": len(files),
@@ -851,7 +852,7 @@ def lookups_only(args: argparse.Namespace, work: Path, candidates: list[tuple[st
     BM25 floors from a bodies table kept in the workdir, the lookups, MCP latency, the sizes."""
     root, state = work / "vault", work / "state"
     state.mkdir(parents=True, exist_ok=True)
-    files = sorted(ix.walk(root))
+    files = sorted(walk(root))
     floor_db = work / "bm25-floor.sqlite3"
     if not floor_db.exists():
         log("the bodies' FTS5 table for the BM25 floors (once)")

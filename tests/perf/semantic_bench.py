@@ -40,6 +40,7 @@ import bench as base  # noqa: E402  (tests/perf/bench.py: the synthetic vault)
 
 from memory_curator.index import semantic  # noqa: E402
 from memory_curator.index import store as ix  # noqa: E402
+from memory_curator.index.walk import walk  # noqa: E402
 from memory_curator.store.rules_file import load_for_vault  # noqa: E402
 
 TOUCHED = 100
@@ -107,7 +108,7 @@ def phase_build(root: Path, state: Path, model_dir: Path) -> dict[str, Any]:
 
 def phase_refresh(root: Path, state: Path, model_dir: Path, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
-    files = sorted(ix.walk(root))
+    files = sorted(walk(root))
     for rel in rng.sample(files, TOUCHED):
         path = root / rel
         path.write_bytes(path.read_bytes() + b"\nA line added for the benchmark.\n")
@@ -240,7 +241,7 @@ def main() -> int:
         base.log(f"writing {args.notes} notes to {root}")
         started = time.perf_counter()
         synth.vault(root, args.notes)
-        for rel in ix.walk(root):  # settled notes: none is re-read as "too recent" by the refresh
+        for rel in walk(root):  # settled notes: none is re-read as "too recent" by the refresh
             os.utime(root / rel, (base.OLD, base.OLD))
         manifest.parent.mkdir(parents=True, exist_ok=True)
         manifest.write_text(json.dumps({"key": wanted}))

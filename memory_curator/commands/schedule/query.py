@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memory_curator.commands.context import Machine
 from memory_curator.commands.schedule.detect import available, choose_platform
 from memory_curator.commands.schedule.job import Installed, Loaded
 from memory_curator.commands.schedule.registry import get, schedulers
+from memory_curator.core.json_types import JsonObject
 from memory_curator.core.text import iso
 from memory_curator.store import runlog
 from memory_curator.store.state import state_folder, vault_id
@@ -28,7 +28,7 @@ class JobStatus:
     state: str
     last_ran: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "platform": self.platform,
             "where": self.where,
@@ -47,7 +47,7 @@ class LastRun:
     exit: int | None
     summary: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"time": self.time, "exit": self.exit, "summary": self.summary}
 
 
@@ -62,8 +62,8 @@ class Summary:
     def installed(self) -> bool:
         return bool(self.jobs)
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"installed": self.installed, "jobs": [job.to_json() for job in self.jobs]}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"installed": self.installed, "jobs": [job.to_json() for job in self.jobs]}
         if self.last_run is not None:
             out["last_run"] = self.last_run.to_json()
         return out
@@ -78,7 +78,7 @@ class ScheduleStatus:
     available: Mapping[str, str | None]
     choice: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {**self.summary.to_json(), "available": dict(self.available), "choice": self.choice}
 
 
