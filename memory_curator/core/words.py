@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -102,7 +103,9 @@ def _fresh(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=KEPT)
 def _tokens(text: str) -> tuple[str, ...]:
-    return tuple(_fresh(text))
+    """Interned: a text of 1 MiB is 170,000 tokens of a few thousand words, 11 MB as new strings,
+    3 MB as shared ones (and kept texts share them)."""
+    return tuple(map(sys.intern, _fresh(text)))
 
 
 def first_tokens(text: str, count: int, chars: int = FIRST_CHARS) -> list[str]:
