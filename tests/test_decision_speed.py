@@ -6,6 +6,7 @@ tokenised, parsed and folded several times over)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 import string
@@ -22,7 +23,8 @@ from hypothesis import strategies as st
 from memory_curator.commands import sweep
 from memory_curator.core import candidate, comparison, notes, words
 from memory_curator.core.settings import MAX_CANDIDATE_BYTES
-from tests.test_similarity_linear import prose
+from memory_curator.index import similarity
+from tests.test_similarity_linear import prose, texts
 
 PUNCT = str.maketrans("", "", string.punctuation)
 
@@ -170,3 +172,38 @@ def test_each_decision_of_a_candidate_of_the_size_limit_takes_under_a_second(
     assert json.loads(result.output)["processed"] == 3
     assert len(spent) == 3
     assert statistics.median(spent) < 1.0, spent
+
+
+def reference_best_window(probe: similarity.Probe, spots: list[tuple[int, str]], cap: float) -> float:
+    """`similarity._best_window` as it was written first, counting in a dict keyed by stems."""
+    weights, held = probe.weights, dict[str, int]()
+    weight, left, best = 0.0, 0, 0.0
+    for right, (where, word) in enumerate(spots):
+        count = held.get(word, 0)
+        if not count:
+            weight += weights[word]
+        held[word] = count + 1
+        while where - spots[left][0] >= cap:
+            gone = spots[left][1]
+            held[gone] -= 1
+            if not held[gone]:
+                weight -= weights[gone]
+                del held[gone]
+            left += 1
+        value = weight * (right - left + 1) / (where - spots[left][0] + 1)
+        if len(held) < similarity.MIN_INFO:
+            value *= similarity.information(len(held)) ** 2
+        best = max(best, value)
+    return math.sqrt(max(best, 0.0) / probe.weight)
+
+
+@settings(max_examples=300, deadline=None)
+@given(candidate=texts, note=texts, filler=st.integers(0, 40), cap=st.sampled_from([1, 2, 3.5, 7, 20, math.inf]))
+def test_windows_counted_in_lists_score_to_the_last_bit_as_counted_in_dicts(
+    candidate: str, note: str, filler: int, cap: float
+) -> None:
+    probe = similarity.probe(words.tokens(candidate), {"alpha": 3, "beta": 40}, 100, 50.0, "english")
+    read = similarity.read(probe, f"{note} {'other ' * filler}{note}")
+    if probe.weight <= 0 or not read.spots:
+        return
+    assert similarity._best_window(probe, read.spots, cap) == reference_best_window(probe, read.spots, cap)

@@ -834,13 +834,18 @@ def big_figures(args: argparse.Namespace, root: Path, state: Path, cli: list[str
             os.utime(path, (OLD, OLD))
         log("the sweep")
         swept = [*cli, "run", "--json", "--no-judge", "--vault", str(root), "--state-dir", str(state)]
-        out, seconds, rss = child(swept)
+        cpu: list[float] = []
+        out, seconds, rss = child(swept, cpu)
         data = json.loads(out)
         verdicts = {k: data[k] for k in ("processed", "promoted", "patched", "dropped", "needs_review")}
         per = round(seconds / max(1, args.big), 3)
         report["sweep"] = {"seconds": round(seconds, 1), "peak_rss_mb": round(rss, 1), "seconds_per_candidate": per}
+        report["sweep"] |= {
+            "cpu_seconds": round(cpu[0], 1),
+            "cpu_seconds_per_candidate": round(cpu[0] / max(1, args.big), 3),
+        }
         report["sweep"] |= verdicts
-        log(f"sweep {seconds:.1f} s, peak RSS {rss:.0f} MB, {per} s a candidate")
+        log(f"sweep {seconds:.1f} s ({cpu[0]:.1f} s CPU: a shared machine), peak RSS {rss:.0f} MB, {per} s a candidate")
     finally:
         shutil.rmtree(root / "_inbox")
         (root / "_inbox").mkdir()
@@ -856,6 +861,11 @@ def big_figures(args: argparse.Namespace, root: Path, state: Path, cli: list[str
     report["targets"] = [
         {"target": "big sweep peak RSS < 300 MB", "value": report["sweep"]["peak_rss_mb"], "limit": 300},
         {"target": "a candidate of the size limit < 1 s", "value": per, "limit": 1.0},
+        {
+            "target": "a candidate of the size limit < 1 s of CPU",
+            "value": report["sweep"]["cpu_seconds_per_candidate"],
+            "limit": 1.0,
+        },
     ]
     for row in report["targets"]:
         row["met"] = row["value"] <= row["limit"]
