@@ -134,29 +134,45 @@ def same(probe_: Probe, note: Read) -> float:
     bound = math.sqrt(sum(probe_.weights[s] for s in shared) / probe_.weight) * information(len(shared))
     span = spots[-1][0] - spots[0][0] + 1  # a window as long holds every spot: it is the whole match
     caps = [probe_.length * times for times in WINDOWS if probe_.length * times < span] if bound >= LOOKED else []
-    return max(_best_window(probe_, spots, cap) for cap in [*caps, math.inf])
+    numbered = _numbered(probe_, spots)
+    return max(_best_numbered(probe_, numbered, cap) for cap in [*caps, math.inf])
 
 
 def _best_window(probe_: Probe, spots: list[tuple[int, str]], cap: float) -> float:
     """The best window whose first and last words are the candidate's, at most `cap` words
     long: one pass, the window's left edge following its right one."""
-    weights, held = probe_.weights, dict[str, int]()
-    weight, left, best = 0.0, 0, 0.0
-    for right, (where, word) in enumerate(spots):
-        count = held.get(word, 0)
-        if not count:
+    return _best_numbered(probe_, _numbered(probe_, spots), cap)
+
+
+def _numbered(probe_: Probe, spots: list[tuple[int, str]]) -> tuple[list[int], list[int], list[float]]:
+    """The spots as (places, stem numbers, each number's weight): made once for every window
+    read, so that each pass counts in lists, not in dicts keyed by stems (a third of the time of
+    a note of 1 MiB; issue 36)."""
+    order = probe_.order
+    return [w for w, _ in spots], [order[s] for _, s in spots], list(probe_.weights.values())
+
+
+def _best_numbered(probe_: Probe, numbered: tuple[list[int], list[int], list[float]], cap: float) -> float:
+    """`_best_window` over `_numbered` spots: the same sums in the same order (the same floats)."""
+    places, stems_, weights = numbered
+    held = [0] * len(weights)
+    weight, left, best, distinct = 0.0, 0, 0.0, 0
+    for right, where in enumerate(places):
+        word = stems_[right]
+        if not held[word]:
             weight += weights[word]
-        held[word] = count + 1
-        while where - spots[left][0] >= cap:
-            gone = spots[left][1]
+            distinct += 1
+        held[word] += 1
+        while where - places[left] >= cap:
+            gone = stems_[left]
             held[gone] -= 1
             if not held[gone]:
                 weight -= weights[gone]
-                del held[gone]
+                distinct -= 1
             left += 1
-        value = weight * (right - left + 1) / (where - spots[left][0] + 1)  # squared, as yet
-        if len(held) < MIN_INFO:
-            value *= information(len(held)) ** 2
+        value = weight * (right - left + 1) / (where - places[left] + 1)  # squared, as yet
+        if distinct < MIN_INFO:
+            value *= information(distinct) ** 2
         if value > best:
             best = value
     return math.sqrt(max(best, 0.0) / probe_.weight)
