@@ -130,7 +130,7 @@ def _offers(
     if view.persons and view.patch_target:
         why = f"it concerns your own note {view.patch_target}: only `memory-curator review` writes into it"
         return tuple(offers), view.patch_target, None, why
-    note = view.default_target
+    note = view.own  # never a note only like it: a careful person would not take that offer
     if note is None:
         return tuple(offers), concerns, None, None
     differs = view.side is not None and view.side.differs and view.side.note == note
