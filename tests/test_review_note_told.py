@@ -55,3 +55,16 @@ def test_leave_is_acknowledged_once_in_the_note(tmp_path: Path, invoke) -> None:
     os.utime(note, (0, 0))
     sweep(invoke, root, T1 + dt.timedelta(minutes=1))
     assert "left: it stays in the queue" not in section_text(root, MEMO_REL)  # once
+
+
+def test_a_comment_typed_inside_a_section_keeps_its_tick_and_the_comment(tmp_path: Path, invoke) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    text = ticked(note.read_text("utf-8"), MEMO_REL, "drop", "not news")
+    where = text.index("\n", text.index("Waits: **no-surface**"))
+    obsidian_save(note, text[:where] + "\nI asked Ana: she agrees." + text[where:])
+    out = sweep(invoke, root, T1)
+    assert not (root / MEMO_REL).exists(), out  # the tick was applied
+    assert [r["reason"].split(" (by ")[0] for r in note_records(root) if r["event"] == "begin"] == ["not news"]
+    after = note.read_text("utf-8")
+    assert after.count("I asked Ana: she agrees.") == 1 and "changed or cut" not in after

@@ -7,7 +7,7 @@ trusted only when its lines are exactly those the curator wrote (`Section.lines`
 command keeps in the state directory), but for the boxes of its task lines and the words a
 person may add to a `drop` line. So an agent's text, quoted in a fence longer than any fence in
 it, is only ever compared, never read: a `- [x]` or a `^mc-` id inside it is not a tick, and a
-section it or anyone else changed (a line added, a line lost, a half-saved note) is `mangled`,
+section it or anyone else changed (a line of it changed or lost, a half-saved note) is `mangled`,
 and nothing of it is applied.
 
 Every string an agent wrote enters the note through `core.review_quote`'s one quoting rule. A
@@ -265,17 +265,20 @@ def read(text: str, known: Iterable[Section]) -> Reading:
     one rendering, those of the last two writes). A section is read only where its lines are a
     known rendering but for boxes and a drop's words, once: a copy quoted inside another intact
     section (an agent's text) is text; two copies, or none intact where its marker is, apply
-    nothing (`mangled`), and only the lines of a mangled section that are the curator's are taken."""
+    nothing (`mangled`), and only the lines of a mangled section that are the curator's are taken.
+    Lines a person typed into a section, its own all there, are theirs (`_with_lines_typed_in`)."""
     lines, newline, bom = lines_of(text)
     by_id: dict[str, list[Section]] = {}
     for section in known:
         by_id.setdefault(section.id, []).append(section)
     starts = _starts(lines)
     matches = [m for sid, where in starts.items() for n in where if (m := _match(sid, n, lines, by_id))]
+    typed_in, typed = _with_lines_typed_in(starts, lines, by_id, matches)
+    matches += typed_in
     outer = [m for m in matches if not any(o is not m and o[2] <= m[2] and m[3] <= o[3] for o in matches)]
     taken = [False] * len(lines)
     for _, _, first, last in outer:
-        taken[first : last + 1] = [True] * (last + 1 - first)
+        taken[first : last + 1] = [n not in typed for n in range(first, last + 1)]
     inside = {n for _, _, first, last in outer for n in range(first, last + 1)}
     ticks: dict[str, Tick] = {}
     for sid, where in starts.items():
@@ -322,6 +325,61 @@ def _match(
         if tick is not None:
             return section, tick, start, start + len(section.lines) - 1
     return None
+
+
+def _with_lines_typed_in(
+    starts: Mapping[str, list[int]],
+    lines: Sequence[str],
+    by_id: Mapping[str, list[Section]],
+    exact: Sequence[tuple[Section, Tick, int, int]],
+) -> tuple[list[tuple[Section, Tick, int, int]], set[int]]:
+    """The sections a person typed lines into (a comment under an item, in Reading view, where a
+    section's bounds do not show), and those lines: each of its lines there, in order, as written
+    but for boxes, from its begin marker to its end marker, with lines between them that are no
+    marker. Their ticks are read; the typed lines are the person's, kept below the section.
+    Looked for only where no section was matched, first to last, never inside one matched before
+    (an agent's quoted copy of a section stays text)."""
+    found: list[tuple[Section, Tick, int, int]] = []
+    typed: set[int] = set()
+    for start, sid in sorted((n, sid) for sid, where in starts.items() for n in where):
+        if any(first <= start <= last for _, _, first, last in [*exact, *found]):
+            continue
+        end = next((n for n in range(start + 1, len(lines)) if lines[n].strip() == END.format(id=sid)), None)
+        if end is None or any(_MARKER.fullmatch(lines[n].strip()) for n in range(start + 1, end)):
+            continue
+        for section in by_id.get(sid, []):
+            bound = section.lines.index(END.format(id=sid)) + 1
+            extra = _typed_in(section, section.lines[:bound], lines[start : end + 1])
+            if extra is None:
+                continue
+            got = [line for n, line in enumerate(lines[start : end + 1]) if n not in extra]
+            tick = _compare(section, [*got, *section.lines[bound:]])
+            if tick is not None:
+                tail = [line.rstrip() for line in section.lines[bound:]]
+                after = [line.rstrip() for line in lines[end + 1 : end + 1 + len(tail)]]
+                found.append((section, tick, start, end + (len(tail) if after == tail else 0)))
+                typed |= {start + n for n in extra}
+                break
+    return found, typed
+
+
+def _typed_in(section: Section, want: Sequence[str], window: Sequence[str]) -> set[int] | None:
+    """The lines of `window` that are not among `want` (the section's lines through its end
+    marker) when each of those is in it, in order, as written or, for a task line, with its box
+    set; None when one is missing or changed."""
+    tasks = _task_lines(section)
+    mine = 0
+    typed: set[int] = set()
+    for n, line in enumerate(window):
+        task = tasks.get(mine)
+        expected = want[mine].rstrip() if mine < len(want) else None
+        if expected is not None and (
+            line.rstrip() == expected or (task is not None and box(expected, line.rstrip(), task[1] == DROP))
+        ):
+            mine += 1
+        else:
+            typed.add(n)
+    return typed if mine == len(want) else None
 
 
 def _take_ours(
