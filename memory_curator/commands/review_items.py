@@ -161,11 +161,12 @@ def head_of(
     sweeps: list[dict[str, Any]],
     actions: list[dict[str, Any]],
     copies: tuple[str, ...] = (),
+    told: tuple[tuple[str, str], ...] = (),
 ) -> rn.Head:
     """The note's head: its items by code, the last sweeps (`run` records), the week's drops
     (from the journal's actions: drops, restores, undos and their ends) and the note's conflict copies."""
     counts = Counter(item.code for item in items)
-    return rn.Head(tuple(sorted(counts.items())), _sweeps(sweeps), _drops(ctx, actions), REVIEW_HINT, copies)
+    return rn.Head(tuple(sorted(counts.items())), _sweeps(sweeps), _drops(ctx, actions), REVIEW_HINT, copies, told)
 
 
 def _sweeps(records: list[dict[str, Any]]) -> tuple[str, ...]:

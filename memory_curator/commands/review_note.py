@@ -24,6 +24,7 @@ from memory_curator.commands.note_link import conflict_copies
 from memory_curator.commands.restore import restore
 from memory_curator.commands.review_items import gather, head_of
 from memory_curator.commands.review_memory import STATE, Memory, Reuse
+from memory_curator.commands.review_told import decided_elsewhere
 from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.notes import content_hash
@@ -103,7 +104,8 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: f
     restored = _restore(ctx, reading, copied, memory, wait)
     for inbox, why in refused:
         memory.problems[inbox] = why
-    written = _write(desk, path, rel, raw, reading, memory, None if done or restored else reuse, tuple(copies))
+    reuse = None if done or restored else reuse
+    written = _write(desk, path, rel, raw, reading, memory, reuse, tuple(copies), tuple(refused))
     if not written and copies:  # the copies' ticks are remembered though the note's bytes stay
         ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
     return Outcome(rel, tuple(done), restored, tuple(refused), written, conflicts=tuple(copies))
@@ -207,8 +209,10 @@ def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], lis
     with desk.session() as run:
         for ask in todo:
             inbox = ask.section.inbox or ""
-            if not safe_join(desk.root, inbox).is_file():
-                continue  # taken meanwhile (a sweep, review, this note before): nothing to do
+            if not safe_join(desk.root, inbox).is_file():  # taken meanwhile: said, unless by this note
+                if (told := decided_elsewhere(desk.ctx, inbox, BY)) is not None:
+                    refused.append((inbox, told))
+                continue
             if ask.why or ask.verb is None:
                 refused.append((inbox, ask.why or "nothing ticked"))
                 continue
@@ -256,6 +260,7 @@ def _write(
     memory: Memory,
     reuse: Reuse | None,
     copies: tuple[str, ...] = (),
+    refused: tuple[tuple[str, str], ...] = (),
 ) -> bool:
     """Render the note from what waits now and write it when its bytes change (compare-and-swap on
     `raw`: a note saved meanwhile is left for the next sweep)."""
@@ -267,12 +272,13 @@ def _write(
         if reuse is not None and reuse.run != digest.last_run:  # another run between the sweep and the note
             reuse = None
         items = gather(desk, memory, reuse, digest.flagged())
-        head = rn.head_section(head_of(ctx, items, digest.sweeps(), digest.actions(), copies))
+        waiting = {item.inbox for item in items}
+        told = tuple((inbox, why) for inbox, why in refused if inbox not in waiting)  # said once, in the head
+        head = rn.head_section(head_of(ctx, items, digest.sweeps(), digest.actions(), copies, told))
         sections = [rn.item_section(item) for item in items]
         if reading is None:
             reading = rn.Reading({}, (), ())
         text = rn.render(head, sections, reading.own, reading.newline, reading.bom, reading.order)
-        waiting = {item.inbox for item in items}
         memory.problems = {k: v for k, v in memory.problems.items() if k in waiting}
         data = text.encode("utf-8", "surrogateescape")
         if raw is not None and data == raw:

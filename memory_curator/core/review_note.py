@@ -142,6 +142,7 @@ class Head:
     drops: tuple[Dropped, ...]
     review_hint: str  # what to run for what the note never offers
     copies: tuple[str, ...] = ()  # the note's sync conflict copies: each named, to merge and delete
+    told: tuple[tuple[str, str], ...] = ()  # (inbox path, why) of ticks not applied on items gone: said once
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,8 @@ def head_section(head: Head) -> Section:
             f"⚠ Sync conflict copy {code(copy)}: merge it into this note and delete it (its ticks are read once).",
             "",
         ]
+    for inbox, why in head.told:
+        lines += [f"⚠ Not applied: {code(inbox)}: {inert(why, 300)}.", ""]
     if head.sweeps:
         lines += ["Last sweeps:", *(f"- {s}" for s in head.sweeps), ""]
     tasks: dict[str, Offer] = {}
@@ -333,12 +336,10 @@ def _with_lines_typed_in(
     by_id: Mapping[str, list[Section]],
     exact: Sequence[tuple[Section, Tick, int, int]],
 ) -> tuple[list[tuple[Section, Tick, int, int]], set[int]]:
-    """The sections a person typed lines into (a comment under an item, in Reading view, where a
-    section's bounds do not show), and those lines: each of its lines there, in order, as written
-    but for boxes, from its begin marker to its end marker, with lines between them that are no
-    marker. Their ticks are read; the typed lines are the person's, kept below the section.
-    Looked for only where no section was matched, first to last, never inside one matched before
-    (an agent's quoted copy of a section stays text)."""
+    """The sections a person typed lines into (a comment under an item: Reading view hides a
+    section's bounds), and those lines: its own lines all there, in order, boxes aside, between
+    its markers, with no marker among the typed ones. Their ticks are read; the typed lines are
+    kept below it. Looked for only where no section matched, never inside one matched before."""
     found: list[tuple[Section, Tick, int, int]] = []
     typed: set[int] = set()
     for start, sid in sorted((n, sid) for sid, where in starts.items() for n in where):
