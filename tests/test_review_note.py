@@ -348,7 +348,8 @@ def small_vault(root: Path, invoke) -> Path:
 
 def note_records(root: Path) -> list[dict]:
     journal = state_of(root) / "journal.jsonl"
-    return [r for r in map(json.loads, journal.read_text().splitlines()) if r.get("by") == review_note.BY]
+    records = map(json.loads, journal.read_text().splitlines())  # the actions, not the ticks' summary `run`
+    return [r for r in records if r.get("by") == review_note.BY and r.get("event") != "run"]
 
 
 def section_text(root: Path, inbox: str) -> str:

@@ -166,10 +166,11 @@ def flag_reasons(
 
 
 def flag_of(item: InboxItem, flags: Mapping[str, Flag]) -> Flag:
-    """An item's flag; one put back by undo (held, never flagged) is `held`."""
+    """An item's flag; one put back by undo or restore (held, with no flag journalled: a restore
+    tags it `needs-review`, yet no sweep flagged it) is `held`."""
     if item.rel in flags:
         return flags[item.rel]
-    return Flag("held" if item.held and not item.flagged else "other")
+    return Flag("held" if item.held else "other")
 
 
 ABOUT_A_NOTE = frozenset({"contradiction", "persons-note", "exists", "cannot-write"})  # the target is another note

@@ -176,6 +176,8 @@ def _sweeps(records: list[dict[str, Any]]) -> tuple[str, ...]:
     out = []
     for r in reversed(runs[-SWEEPS_SHOWN:]):
         counts = ", ".join(f"{r.get(k) or 0} {k}" for k in ("promoted", "patched", "dropped", "needs_review"))
+        by = f" (ticked in this note{', ' + str(r.get('restored')) + ' restored' if r.get('restored') else ''})"
+        counts += by if r.get("by") == "review-note" else ""
         out.append(f"{str(r.get('started') or r.get('time'))[:16].replace('T', ' ')}: {counts}")
     return tuple(out)
 

@@ -28,7 +28,7 @@ from memory_curator.commands.review_told import decided_elsewhere
 from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.notes import content_hash
-from memory_curator.core.text import one_line
+from memory_curator.core.text import iso, one_line
 from memory_curator.store import journal_digest, recovery, writer
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import READ_LIMIT, oversize, read_capped, safe_join
@@ -104,11 +104,25 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: f
     restored = _restore(ctx, reading, copied, memory, wait)
     for inbox, why in refused:
         memory.problems[inbox] = why
+    if done or restored:
+        _journal_ticks(ctx, done, restored, wait)
     reuse = None if done or restored else reuse
     written = _write(desk, path, rel, raw, reading, memory, reuse, tuple(copies), tuple(refused))
     if not written and copies:  # the copies' ticks are remembered though the note's bytes stay
         ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
     return Outcome(rel, tuple(done), restored, tuple(refused), written, conflicts=tuple(copies))
+
+
+def _journal_ticks(ctx: Context, done: list[Done], restored: tuple[str, ...], wait: bool) -> None:
+    """One summary record for the ticks applied, as a sweep writes one (`status`'s and the
+    note's "Last sweeps", `doctor`): a tick run is a run too, told by `by: review-note`."""
+    verdicts = [d.action.verdict for d in done]
+    counts = {k: verdicts.count(v) for k, v in (("promoted", "promote"), ("patched", "patch"), ("dropped", "drop"))}
+    record: dict[str, Any] = {"event": "run", "run": done[0].run_id if done else f"{BY}-restore", "by": BY}
+    record |= {"started": iso(ctx.clock.now()), "seconds": 0, "processed": len(done) + len(restored), **counts}
+    record |= {"needs_review": 0, "restored": len(restored), "errors": 0}
+    with sweep_lock(ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=wait):
+        Journal(ctx.state / "journal.jsonl", ctx.clock, ctx.files).append(record)
 
 
 def _read_note(ctx: Context, path: Path, settle: float) -> tuple[bytes | None, str | None, int | None]:
@@ -300,20 +314,21 @@ def _write(
 
 def after_sweep(
     ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: float | None = None
-) -> tuple[list[str], tuple[str, ...], dict[str, Any] | None]:
+) -> tuple[list[str], tuple[str, ...], dict[str, Any] | None, tuple[str, ...]]:
     """What a sweep says of the note once it is done (the ticks applied and refused), the inbox
     paths its ticks settled (they no longer wait) and, for `--json`, that the note was left for
-    the next sweep; a note that cannot be tended never fails the sweep (the next one tries again)."""
+    the next sweep, and the inbox paths its restore ticks put back (they wait, held); a note that
+    cannot be tended never fails the sweep (the next one tries again)."""
     try:
         outcome = tend(ctx, wait, reuse, settle)
     except CuratorError as exc:
-        return [f"review note: {one_line(str(exc))}"], (), None
+        return [f"review note: {one_line(str(exc))}"], (), None, ()
     except OSError as exc:
-        return [f"review note: {exc.strerror or exc}"], (), None
+        return [f"review note: {exc.strerror or exc}"], (), None, ()
     except Exception as exc:  # a bug in the note never fails the sweep that is done
-        return [f"review note: internal error: {one_line(exc)}"], (), None
+        return [f"review note: internal error: {one_line(exc)}"], (), None, ()
     if outcome is None:
-        return [], (), None
+        return [], (), None, ()
     said = []
     if outcome.saved_ago is not None:  # ticks saved just now are never lost without a word
         said.append(f"review note: {outcome.held}")
@@ -324,4 +339,4 @@ def after_sweep(
     if outcome.restored:
         said.append(f"review note: {len(outcome.restored)} drop(s) restored")
     said += [f"review note: {inbox}: not applied: {why}" for inbox, why in outcome.refused]
-    return said, tuple(done.action.inbox_path for done in outcome.done), outcome.told()
+    return said, tuple(done.action.inbox_path for done in outcome.done), outcome.told(), outcome.restored

@@ -131,7 +131,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
         ignored = _ignored(ctx, agents, save=True)
-    said, settled, told = review_note.after_sweep(ctx, options.wait, reuse, options.settle)  # docs/review.md
+    said, settled, told, restored = review_note.after_sweep(ctx, options.wait, reuse, options.settle)  # review.md
     ready = judge is not None or not options.use_judge
     return SweepResult(
         result.run_id,
@@ -144,6 +144,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         ignored,
         settled,
         told,
+        restored,
     )
 
 
