@@ -102,6 +102,7 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: f
     desk = Desk(ctx, wait, by=BY)
     done, refused = _apply(desk, ticks, memory)
     restored = _restore(ctx, reading, copied, memory, wait)
+    refused += _unrestored(reading, memory)
     for inbox, why in refused:
         memory.problems[inbox] = why
     if done or restored:
@@ -263,6 +264,15 @@ def _restore(
         except CuratorError:
             continue
     return tuple(restored)
+
+
+def _unrestored(reading: rn.Reading | None, memory: Memory) -> list[tuple[str, str]]:
+    """The head's restore boxes set to another status than `x` (Tasks' `[-]`), by the drop's
+    path: told by name, as an item's box is, never silently ignored."""
+    if reading is None:
+        return []
+    paths = {sid: o.target for h in memory.known() if h.id == rn.HEAD for sid, o in h.tasks.items() if o.target}
+    return [(paths[d], f"restore: {rn.status_problem([(d, st)])}") for d, st in reading.unrestored if d in paths]
 
 
 def _write(

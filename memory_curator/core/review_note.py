@@ -18,18 +18,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_curator.core.names import CONFLICT, fold
+from memory_curator.core.review_note_name import is_note_file, obsidian_url
 from memory_curator.core.review_quote import FENCE, code, fenced, inert, link
 from memory_curator.core.review_tick import BLOCK as _BLOCK
 from memory_curator.core.review_tick import TASK as _TASK
 from memory_curator.core.review_tick import TICKED, box, status_problem, unticked
 
-__all__ = ["status_problem"]  # re-exported: the command names a status by it
+__all__ = ["is_note_file", "obsidian_url", "status_problem"]  # re-exported where they were
 
 DEFAULT_PATH = "_meta/Inbox review.md"
 BEGIN = "%% mc:begin {id} %%"
@@ -57,31 +56,6 @@ def item_id(*parts: str | None) -> str:
     """The stable id of a section: its inbox path and hash (and, for a patch, the target's hash).
     A changed candidate or target is another id, so a tick on the old one is stale."""
     return hashlib.sha256("\0".join(p or "" for p in parts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
-
-
-_NUMBERED = re.compile(r" (?:\d+|\(\d+\))\.md")  # a sync tool's numbered copy: `Inbox review 1.md`
-
-
-def is_note_file(rel: str, note: str | None, insensitive: bool = False) -> bool:
-    """The review note or one of its sync copies (a conflict copy, a numbered `… 1.md` or
-    `… (1).md`): the curator's own, never a note. Names compared as the file system compares
-    them (`names.fold`: casefolded where it folds case)."""
-    if not note:
-        return False
-    folder, _, name = fold(rel, insensitive).rpartition("/")
-    want_folder, _, want = fold(note, insensitive).rpartition("/")
-    stem = want.removesuffix(".md")
-    if folder != want_folder or not name.startswith(stem):
-        return False
-    rest = name[len(stem) :]
-    return name == want or bool(CONFLICT.search(rest)) or bool(_NUMBERED.fullmatch(rest))
-
-
-def obsidian_url(vault_name: str, path: str) -> str:
-    """`obsidian://open?vault=…&file=…`: what opens the note in Obsidian with one click."""
-    target = path[:-3] if path.endswith(".md") else path
-    quote = urllib.parse.quote
-    return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
 
 
 @dataclass(frozen=True)
@@ -250,6 +224,7 @@ class Reading:
     newline: str = "\n"
     bom: bool = False
     order: tuple[str, ...] = ()  # the sections' ids in the note's order (where a gone one's lines go)
+    unrestored: tuple[tuple[str, str], ...] = ()  # (drop id, status) of restore boxes set to another status
 
 
 def lines_of(text: str) -> tuple[list[str], str, bool]:
@@ -304,8 +279,10 @@ def read(text: str, known: Iterable[Section]) -> Reading:
     own = _own_lines(lines, taken, anchors)
     order = tuple(sid for _, sid in sorted((n, sid) for sid, where in anchors.items() for n in where))
     head = ticks.pop(HEAD, None)
-    restores = head.verbs if head is not None and not head.mangled else ()
-    return Reading(ticks, restores, own, newline, bom, order)
+    intact = head is not None and not head.mangled
+    return Reading(
+        ticks, head.verbs if head and intact else (), own, newline, bom, order, head.others if head and intact else ()
+    )
 
 
 def _starts(lines: Sequence[str]) -> dict[str, list[int]]:
