@@ -180,3 +180,13 @@ def test_a_fake_box_toggled_in_source_mode_inside_the_quote_is_no_tick() -> None
     text = rn.render(HEAD, [section]).replace(fake, fake.replace("[ ]", "[x]"))
     tick = rn.read(text, [HEAD, section]).ticks[section.id]
     assert tick.verbs == () and tick.mangled  # nothing applied, and the item says why
+
+
+def test_identical_titles_get_unique_headings_and_a_private_items_reason_is_said_once() -> None:
+    twins = [rn.Item(f"_inbox/{a}/note.md", "sha256:1", "Same title", "undecided", "w") for a in ("a", "b")]
+    private = rn.Item("_inbox/a/p.md", "sha256:2", "a private item from a", "private", "w", "private content (#x)")
+    items = rn.unique_titles([*twins, private])
+    headings = [line for item in items for line in rn.item_section(item).lines if line.startswith("## ")]
+    assert len(set(headings)) == 3, headings
+    assert not [line for line in rn.item_section(items[2]).lines if line.startswith("Curator:")]
+    assert any("leave" in line and "stays" in line for line in HEAD.lines)

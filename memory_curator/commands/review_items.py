@@ -41,7 +41,8 @@ def gather(desk: Desk, memory: Memory, reuse: Reuse | None, flagged: list[dict[s
     flags = flag_reasons(desk, flagged, among={i.rel for i in waiting})
     querier = Lazy(desk, reuse.querier if reuse else None)
     try:
-        return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
+        items = [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
+        return rn.unique_titles(items)
     finally:
         querier.close()
         cache.save(desk)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_curator.core.review_note_name import is_note_file, obsidian_url
@@ -159,6 +160,7 @@ def head_section(head: Head) -> Section:
     else:
         lines.append("Nothing waits for you.")
     lines += ["", "Tick one box per item: the next sweep applies it (a tick is as trusted as write access)."]
+    lines += ["`leave` changes nothing: the item stays in the queue, and the note says it saw the tick."]
     lines += ["Your own lines outside the `mc:` sections are kept. " + head.review_hint, ""]
     for copy in head.copies:
         lines += [
@@ -180,11 +182,18 @@ def head_section(head: Head) -> Section:
     return Section(HEAD, tuple(lines), tasks)
 
 
+def unique_titles(items: Sequence[Item]) -> list[Item]:
+    """The items with each heading told apart: a title two items share gets the item's path
+    after it (two agents' identical notes had identical headings)."""
+    seen = Counter(item.title for item in items)
+    return [item if seen[item.title] == 1 else replace(item, title=f"{item.title} ({item.inbox})") for item in items]
+
+
 def item_section(item: Item) -> Section:
     sid = item.id
     lines = [BEGIN.format(id=sid), "", f"## {link(item.inbox, item.title or item.inbox)}", ""]
     lines.append(f"Waits: **{inert(item.code)}**: {inert(item.words)}.")
-    if item.uncertainty:
+    if item.uncertainty and item.code != "private":  # a private item's reason is its code's words
         lines.append(f"Curator: {inert(item.uncertainty, 400)}.")
     if item.concerns:
         lines.append(f"Concerns: {link(item.concerns)}")
