@@ -9,7 +9,17 @@ import json
 import os
 from pathlib import Path
 
-from test_review_note import MEMO_REL, T1, note_records, obsidian_save, section_text, small_vault, sweep, ticked
+from test_review_note import (
+    MEMO_REL,
+    T1,
+    note_records,
+    obsidian_save,
+    section_text,
+    sections,
+    small_vault,
+    sweep,
+    ticked,
+)
 
 from memory_curator.core.clock import FixedClock
 
@@ -95,3 +105,18 @@ def test_log_prints_by_review_note_in_a_ticks_line(tmp_path: Path, invoke) -> No
     lines = [line for line in invoke("log", "--vault", str(root)).output.splitlines() if MEMO_REL in line]
     assert [line for line in lines if "drop" in line and "by review-note" in line], lines
     assert not [line for line in lines if "needs_review" in line and "by review-note" in line]
+
+
+def test_a_deleted_section_is_said_once_and_the_item_stays(tmp_path: Path, invoke) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    text = note.read_text("utf-8")
+    sid = sections(text)[MEMO_REL]
+    begin, end = f"%% mc:begin {sid} %%", f"%% mc:end {sid} %%"
+    obsidian_save(note, text[: text.index(begin)] + text[text.index(end) + len(end) + 1 :])
+    sweep(invoke, root, T1)
+    assert (root / MEMO_REL).exists() and note_records(root) == []
+    assert "ection was deleted" in section_text(root, MEMO_REL)
+    os.utime(note, (0, 0))
+    sweep(invoke, root, T1 + dt.timedelta(minutes=1))
+    assert "ection was deleted" not in section_text(root, MEMO_REL)  # once

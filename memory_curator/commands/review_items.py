@@ -28,7 +28,8 @@ from memory_curator.core.text import iso, one_line
 from memory_curator.store.paths import read_whole, safe_join
 
 SWEEPS_SHOWN = 3
-LEFT = "left: it stays in the queue"
+LEFT = "✓ Ticked: left: it stays in the queue"
+DELETED = "ℹ Its section was deleted from the note: it stays in the queue (tick drop to let it go)"
 REVIEW_HINT = "Private items and writes into your own notes are decided only in a terminal: `memory-curator review`."
 
 
@@ -62,7 +63,7 @@ def _safe_item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: M
 def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory, cache: ItemCache) -> rn.Item:
     code = "too-large" if found.too_large else code
     problem = memory.problems.get(found.rel)
-    said = LEFT if found.rel in memory.left else None
+    said = LEFT if found.rel in memory.left else DELETED if found.rel in memory.deleted else None
     base = rn.Item(found.rel, "", found.rel.rpartition("/")[2], code, CODES.get(code, code), found.uncertainty)
     if found.too_large:
         return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=found.too_large, problem=problem)

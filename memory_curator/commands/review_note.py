@@ -99,6 +99,7 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: f
     copied = [_fresh(c, r, memory) for c in copies if (r := _read_copy(ctx, c, memory, window)) is not None]
     ticks = _ticks(reading, copied, memory)
     memory.left = {a.section.inbox for a in ticks if a.verb == rn.LEAVE and a.section.inbox and not a.why}
+    memory.deleted = _deleted(reading, memory)
     desk = Desk(ctx, wait, by=BY)
     done, refused = _apply(desk, ticks, memory)
     restored = _restore(ctx, reading, copied, memory, wait)
@@ -264,6 +265,14 @@ def _restore(
         except CuratorError:
             continue
     return tuple(restored)
+
+
+def _deleted(reading: rn.Reading | None, memory: Memory) -> set[str]:
+    """The inbox paths whose sections the last write put in the note and the person deleted,
+    markers and all, from a note whose head is still there (a note cut short says so itself)."""
+    if reading is None or rn.HEAD not in reading.order:
+        return set()
+    return {s.inbox for s in memory.current if s.inbox and s.id != rn.HEAD and s.id not in reading.order}
 
 
 def _unrestored(reading: rn.Reading | None, memory: Memory) -> list[tuple[str, str]]:

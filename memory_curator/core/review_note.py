@@ -90,7 +90,7 @@ class Item:
     offers: tuple[Offer, ...] = ()
     elsewhere: str | None = None  # why the note offers no write (privacy, the person's note): use review
     problem: str | None = None  # why the last tick on it was not applied
-    said: str | None = None  # what the last tick on it did, said once (a `leave`)
+    said: str | None = None  # what the last tick on it did (a `leave`), or its deleted section: said once
 
     @property
     def id(self) -> str:
@@ -202,7 +202,7 @@ def item_section(item: Item) -> Section:
     if item.problem:
         lines.append(f"⚠ Not applied: {inert(item.problem, 300)}")
     if item.said:
-        lines.append(f"✓ Ticked: {inert(item.said)}.")
+        lines.append(f"{inert(item.said)}.")  # what the last look at the note saw, said once
     lines += ["", *fenced(item.quoted), ""]
     lines += [offer.line(sid) for offer in item.offers]
     lines += ["", END.format(id=sid), ""]
