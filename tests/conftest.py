@@ -309,11 +309,15 @@ def run_installed(*args: str, cwd: Path, env: dict[str, str] | None = None) -> s
 REVIEW_NOTE = "_meta/Inbox review.md"  # the curator's own file, rewritten by every sweep that has news
 
 
+VAULT_ID = "_meta/curator-vault.md"  # the vault's id, written by its first sweep (`core.vault_key`)
+
+
 def snapshot(root: Path, note: bool = False) -> dict[str, bytes]:
-    """Every file of the vault and its bytes; the review note only when `note` (a sweep writes
-    it beside what the test compares: `tests/test_review_note.py` compares it)."""
+    """Every file of the vault and its bytes; the curator's own files (the review note and the
+    vault's id) only when `note` (a sweep writes them beside what the test compares:
+    `tests/test_review_note.py` compares the note, `tests/test_vault_identity.py` the id)."""
     files = {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*")) if p.is_file()}
-    return {rel: p.read_bytes() for rel, p in files.items() if note or rel != REVIEW_NOTE}
+    return {rel: p.read_bytes() for rel, p in files.items() if note or rel not in (REVIEW_NOTE, VAULT_ID)}
 
 
 @pytest.fixture

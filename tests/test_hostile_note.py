@@ -130,7 +130,8 @@ def note_text(root: Path) -> str:
 
 def note_records(root: Path) -> list[dict]:
     journal = build_context(root).state / "journal.jsonl"
-    return [r for r in map(json.loads, journal.read_text().splitlines()) if r.get("by") == review_note.BY]
+    records = map(json.loads, journal.read_text().splitlines())  # the actions, not the ticks' summary `run`
+    return [r for r in records if r.get("by") == review_note.BY and r.get("event") != "run"]
 
 
 def rendered(text: str) -> list:

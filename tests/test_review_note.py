@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from loop_kit import ADA, CONTRADICTION, INSIGHT, MEMO, THIN_FACT, fail
+from loop_kit import CONTRADICTION, INSIGHT, MEMO, THIN_FACT, fail
 
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import review_items, review_memory, review_note
@@ -49,6 +49,10 @@ CURATOR_TEXT = (  # the body of insights/agents-need-a-curator.md
 )
 HOSTING = "---\ntitle: Acme hosting\n---\nAcme stores customer data in Frankfurt.\n"  # semantic_kit's words
 
+ADA_KEYED = (  # persons/ada-lovelace.md's key, its fields known, its body one sentence more
+    "---\ntype: person\nname: Ada Lovelace\nsources:\n  - https://en.wikipedia.org/wiki/Ada_Lovelace\n"
+    "confidence: 1\n---\nAlso known as Ada King, she wrote the notes on the Analytical Engine.\n"
+)
 UNSOURCED_KITE = fact("kite", "Kites fly.").replace("source_url: https://example.dev/kite\n", "")
 
 # inbox name -> (text, reason code, the decision: verb, and a drop's typed reason). Every code
@@ -59,7 +63,7 @@ UNSOURCED_KITE = fact("kite", "Kites fly.").replace("source_url: https://example
 QUEUE: dict[str, tuple[str, str, tuple[str, str | None]]] = {
     "memo.md": (MEMO, "no-surface", ("drop", "not a note")),
     "thin.md": (fact("nim", "Nim compiles to C."), "criteria-failed", ("promote", None)),  # no word the model knows
-    "ada.md": (ADA, "criteria-failed", ("patch", None)),
+    "ada.md": (ADA_KEYED, "exists", ("patch", None)),  # its own key: a patch is offered (never on likeness alone)
     "insight.md": (INSIGHT, "undecided", ("promote", None)),
     "contra.md": (CONTRADICTION, "contradiction", ("both", None)),
     "contra-b.md": (fact("widget", "Widgets weigh 9 kg.", 2), "contradiction", ("new", None)),
@@ -344,7 +348,8 @@ def small_vault(root: Path, invoke) -> Path:
 
 def note_records(root: Path) -> list[dict]:
     journal = state_of(root) / "journal.jsonl"
-    return [r for r in map(json.loads, journal.read_text().splitlines()) if r.get("by") == review_note.BY]
+    records = map(json.loads, journal.read_text().splitlines())  # the actions, not the ticks' summary `run`
+    return [r for r in records if r.get("by") == review_note.BY and r.get("event") != "run"]
 
 
 def section_text(root: Path, inbox: str) -> str:

@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
-from test_review_note import MEMO_REL, T1, note_records, obsidian_save, sections, small_vault, sweep
+from test_review_note import MEMO_REL, T1, note_records, obsidian_save, sections, small_vault, sweep, ticked
 
 from memory_curator.core import review_note as rn
+from memory_curator.core.clock import FixedClock
 
 from conftest import REVIEW_NOTE
 
@@ -142,3 +143,16 @@ def test_a_cancelled_or_in_progress_box_is_told_by_name_and_applies_nothing(
     said = f"review note: {MEMO_REL}: not applied: {name} (`[{box}]`): not applied; tick it with x"
     assert said in out.get("notes", []), out
     assert f"{name} ( {box} ): not applied; tick it with x" in note.read_text("utf-8")  # the item says so too
+
+
+def test_a_cancelled_restore_box_in_the_head_is_told_by_name(tmp_path: Path, invoke) -> None:
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    obsidian_save(note, ticked(note.read_text("utf-8"), MEMO_REL, "drop"))
+    sweep(invoke, root, T1)
+    obsidian_save(note, note.read_text("utf-8").replace("- [ ] restore", "- [-] restore", 1))
+    out = invoke("run", "--vault", str(root), "--no-judge", clock=FixedClock(T1 + dt.timedelta(minutes=1))).output
+    assert not (root / MEMO_REL).exists()
+    assert "cancelled (`[-]`): not applied" in out, out
+    head = note.read_text("utf-8").split("%% mc:end head %%")[0]
+    assert "cancelled" in head and "Not applied" in head, head

@@ -40,7 +40,9 @@ def decision_log(log: Log, as_json: bool) -> None:
         state = "undone" if entry.undone_by else "" if entry.status == "done" else entry.status
         state = f" [dim]({shown(state)})[/]" if state else ""
         where = "" if entry.dest in (None, entry.inbox) else f" -> {shown(entry.dest)}"
-        why = f"[dim]{shown(entry.reason)} · {shown(entry.run)}[/]"
+        via = entry.record.get("by")  # how a person decided, when not at a terminal: `review-note`
+        by = f" · by {shown(via)}" if isinstance(via, str) else ""
+        why = f"[dim]{shown(entry.reason)} · {shown(entry.run)}{by}[/]"
         console.print(f"{when}  {verdict}{state}  {shown(entry.inbox or '')}{where}  {why}")
     note_line(console, log.note)
 

@@ -97,7 +97,20 @@ def _findings(root: Path, asked: Invocation) -> list[Finding]:
     findings += check_semantic(setting, machine.env, root, machine.data_home)
     findings += check_host(rules, machine.host)
     findings += check_review_note(root, rules)
+    if state is not None:
+        findings += check_queue(root, state, rules)
     return findings
+
+
+def check_queue(root: Path, state: Path, rules: Rules | None) -> list[Finding]:
+    """How many items wait for a person, counted as `status`, `run` and the review note count
+    them (held ones included: a restore ticked in the note puts one back)."""
+    from memory_curator.commands.status import scan_inbox
+
+    items = [i for i in scan_inbox(root, state, settings=rules.settings if rules else None) if i.waiting_for_person]
+    held = sum(1 for i in items if i.held)
+    said = f"{len(items)} wait for review" + (f" ({held} put back by undo or restore)" if held else "")
+    return [Finding("queue", "ok", said)]
 
 
 def check_review_note(root: Path, rules: Rules | None) -> list[Finding]:
@@ -305,15 +318,21 @@ def _scheduler_fix(job: schedule.Installed, uid: int) -> str:
 
 
 def _journal_finding(state: Path) -> list[Finding]:
-    last = None
+    """The last sweep that changed something, and the last action ticked in the review note when
+    it came later (a tick run is a run too: issue 37)."""
+    last, ticked = None, None
     for record in Journal(state / "journal.jsonl").records():
         if record.get("event") == "run":
             last = record
-    if last is None:
+        elif record.get("event") == "begin" and record.get("by") == "review-note":
+            ticked = record
+    if last is None and ticked is None:
         return []
-    return [
-        Finding("journal", "ok", f"last sweep that changed something: {last.get('time')}: {runlog.summarize(last)}")
-    ]
+    said = f"last sweep that changed something: {last.get('time')}: {runlog.summarize(last)}" if last else "no sweep"
+    if ticked is not None and str(ticked.get("time")) >= str((last or {}).get("time")):
+        what = f"{ticked.get('time')}: {ticked.get('verdict')} (run {ticked.get('run')})"
+        said += f"; last tick applied from the review note: {what}"
+    return [Finding("journal", "ok", said)]
 
 
 def check_index(root: Path, rules: Rules | None, state: Path, clock: Clock) -> list[Finding]:

@@ -20,7 +20,7 @@ from memory_curator.core import merge
 from memory_curator.core.comparison import blank, norm_text, sources_of
 from memory_curator.core.decide import Decision, decide
 from memory_curator.core.errors import CuratorError
-from memory_curator.core.facts import ExistingNote, Neighbour, Querier, gather_facts
+from memory_curator.core.facts import ExistingNote, Neighbour, Querier, gather_facts, own_note
 from memory_curator.core.json_types import JsonObject
 from memory_curator.core.notes import parse, plain
 from memory_curator.core.ownership import curator_owned, never_owned
@@ -53,6 +53,7 @@ class View:
     persons: bool = False  # the patch target is the person's note: writing it needs a second key
     side: Side | None = None
     default_target: str | None = None  # what `m` offers: never a person's note, never the rules file
+    own: str | None = None  # what the review note offers a patch into: its key's or subject's note (`own_note`)
 
 
 class Declined(CuratorError):
@@ -167,10 +168,11 @@ def flag_reasons(
 
 
 def flag_of(item: InboxItem, flags: Mapping[str, Flag]) -> Flag:
-    """An item's flag; one put back by undo (held, never flagged) is `held`."""
+    """An item's flag; one put back by undo or restore (held, with no flag journalled: a restore
+    tags it `needs-review`, yet no sweep flagged it) is `held`."""
     if item.rel in flags:
         return flags[item.rel]
-    return Flag("held" if item.held and not item.flagged else "other")
+    return Flag("held" if item.held else "other")
 
 
 ABOUT_A_NOTE = frozenset({"contradiction", "persons-note", "exists", "cannot-write"})  # the target is another note
@@ -246,12 +248,12 @@ def evaluate(desk: Desk, querier: Querier, candidate: cand.Candidate, for_note: 
     existing = facts.existing
     fallback = _default_target(desk, None, neighbours)
     if existing is None:
-        return View(decision, neighbours, None, None, default_target=fallback)
+        return View(decision, neighbours, None, None, default_target=fallback, own=own_note(None, facts.subjects))
     person = not existing.curator_owned  # shown as the person would write it: their note stays theirs
     diff = None if for_note else _patch_diff(desk, existing, candidate, person)
     side = side_by_side(existing, candidate)
     default = _default_target(desk, existing, neighbours)
-    return View(decision, neighbours, existing.path, diff, person, side, default)
+    return View(decision, neighbours, existing.path, diff, person, side, default, own_note(existing, ()))
 
 
 def _patch_diff(desk: Desk, existing: ExistingNote, candidate: cand.Candidate, person: bool) -> str | None:

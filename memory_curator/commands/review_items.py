@@ -29,7 +29,8 @@ from memory_curator.store.paths import read_whole, safe_join
 from memory_curator.store.records import Record
 
 SWEEPS_SHOWN = 3
-LEFT = "left: it stays in the queue"
+LEFT = "✓ Ticked: left: it stays in the queue"
+DELETED = "ℹ Its section was deleted from the note: it stays in the queue (tick drop to let it go)"
 REVIEW_HINT = "Private items and writes into your own notes are decided only in a terminal: `memory-curator review`."
 
 
@@ -42,7 +43,8 @@ def gather(desk: Desk, memory: Memory, reuse: Reuse | None, flagged: list[Record
     flags = flag_reasons(desk, flagged, among={i.rel for i in waiting})
     querier = Lazy(desk, reuse.querier if reuse else None)
     try:
-        return [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
+        items = [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
+        return rn.unique_titles(items)
     finally:
         querier.close()
         cache.save(desk)
@@ -62,7 +64,7 @@ def _safe_item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: M
 def _item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory, cache: ItemCache) -> rn.Item:
     code = "too-large" if found.too_large else code
     problem = memory.problems.get(found.rel)
-    said = LEFT if found.rel in memory.left else None
+    said = LEFT if found.rel in memory.left else DELETED if found.rel in memory.deleted else None
     base = rn.Item(found.rel, "", found.rel.rpartition("/")[2], code, CODES.get(code, code), found.uncertainty)
     if found.too_large:
         return _with(base, offers=(rn.Offer(rn.LEAVE),), elsewhere=found.too_large, problem=problem)
@@ -131,7 +133,7 @@ def _offers(
     if view.persons and view.patch_target:
         why = f"it concerns your own note {view.patch_target}: only `memory-curator review` writes into it"
         return tuple(offers), view.patch_target, None, why
-    note = view.default_target
+    note = view.own  # never a note only like it: a careful person would not take that offer
     if note is None:
         return tuple(offers), concerns, None, None
     differs = view.side is not None and view.side.differs and view.side.note == note
@@ -162,11 +164,12 @@ def head_of(
     sweeps: list[Record],
     actions: list[Record],
     copies: tuple[str, ...] = (),
+    told: tuple[tuple[str, str], ...] = (),
 ) -> rn.Head:
     """The note's head: its items by code, the last sweeps (`run` records), the week's drops
     (from the journal's actions: drops, restores, undos and their ends) and the note's conflict copies."""
     counts = Counter(item.code for item in items)
-    return rn.Head(tuple(sorted(counts.items())), _sweeps(sweeps), _drops(ctx, actions), REVIEW_HINT, copies)
+    return rn.Head(tuple(sorted(counts.items())), _sweeps(sweeps), _drops(ctx, actions), REVIEW_HINT, copies, told)
 
 
 def _sweeps(records: list[Record]) -> tuple[str, ...]:
@@ -176,6 +179,8 @@ def _sweeps(records: list[Record]) -> tuple[str, ...]:
     out = []
     for r in reversed(runs[-SWEEPS_SHOWN:]):
         counts = ", ".join(f"{r.get(k) or 0} {k}" for k in ("promoted", "patched", "dropped", "needs_review"))
+        by = f" (ticked in this note{', ' + str(r.get('restored')) + ' restored' if r.get('restored') else ''})"
+        counts += by if r.get("by") == "review-note" else ""
         out.append(f"{str(r.get('started') or r.get('time'))[:16].replace('T', ' ')}: {counts}")
     return tuple(out)
 

@@ -38,6 +38,7 @@ class Memory:
     # `undo` of its run is not reversed by the copy at the next sweep)
     copied: set[tuple[str, ...]] = field(default_factory=set)
     left: set[str] = field(default_factory=set)  # ticked `leave` now: said once in this write, never kept
+    deleted: set[str] = field(default_factory=set)  # their sections deleted from the note now: said once, never kept
 
     @classmethod
     def load(cls, state: Path) -> Memory:

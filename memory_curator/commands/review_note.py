@@ -23,12 +23,13 @@ from memory_curator.commands.note_link import conflict_copies
 from memory_curator.commands.restore import restore
 from memory_curator.commands.review_items import gather, head_of
 from memory_curator.commands.review_memory import STATE, Memory, Reuse
+from memory_curator.commands.review_told import decided_elsewhere
 from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.json_types import JsonObject
 from memory_curator.core.notes import content_hash
 from memory_curator.core.text import one_line
-from memory_curator.store import journal_digest, recovery, writer
+from memory_curator.store import journal_digest, records, recovery, writer
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import READ_LIMIT, oversize, read_capped, safe_join
 from memory_curator.store.state import sweep_lock
@@ -98,15 +99,32 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: f
     copied = [_fresh(c, r, memory) for c in copies if (r := _read_copy(ctx, c, memory, window)) is not None]
     ticks = _ticks(reading, copied, memory)
     memory.left = {a.section.inbox for a in ticks if a.verb == rn.LEAVE and a.section.inbox and not a.why}
+    memory.deleted = _deleted(reading, memory)
     desk = Desk(ctx, wait, by=BY)
     done, refused = _apply(desk, ticks, memory)
     restored = _restore(ctx, reading, copied, memory, wait)
+    refused += _unrestored(reading, memory)
     for inbox, why in refused:
         memory.problems[inbox] = why
-    written = _write(desk, path, rel, raw, reading, memory, None if done or restored else reuse, tuple(copies))
+    if done or restored:
+        _journal_ticks(ctx, done, restored, wait)
+    reuse = None if done or restored else reuse
+    written = _write(desk, path, rel, raw, reading, memory, reuse, tuple(copies), tuple(refused))
     if not written and copies:  # the copies' ticks are remembered though the note's bytes stay
         ctx.files.write_state_file(ctx.state / STATE, memory.to_bytes())
     return Outcome(rel, tuple(done), restored, tuple(refused), written, conflicts=tuple(copies))
+
+
+def _journal_ticks(ctx: Context, done: list[Done], restored: tuple[str, ...], wait: bool) -> None:
+    """One summary record for the ticks applied, as a sweep writes one (`status`'s and the
+    note's "Last sweeps", `doctor`): a tick run is a run too, told by `by: review-note`."""
+    verdicts = [d.action.verdict for d in done]
+    counts = {k: verdicts.count(v) for k, v in (("promoted", "promote"), ("patched", "patch"), ("dropped", "drop"))}
+    run_id = done[0].run_id if done else f"{BY}-restore"
+    record = records.run(run_id, ctx.clock.now(), 0, {"processed": len(done) + len(restored), **counts}, 0, None)
+    record |= {"by": BY, "restored": len(restored)}
+    with sweep_lock(ctx.state, ctx.clock, ctx.machine.pid, ctx.host, wait=wait):
+        Journal(ctx.state / "journal.jsonl", ctx.clock, ctx.files).append(record)
 
 
 def _read_note(ctx: Context, path: Path, settle: float) -> tuple[bytes | None, str | None, int | None]:
@@ -207,8 +225,10 @@ def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], lis
     with desk.session() as run:
         for ask in todo:
             inbox = ask.section.inbox or ""
-            if not safe_join(desk.root, inbox).is_file():
-                continue  # taken meanwhile (a sweep, review, this note before): nothing to do
+            if not safe_join(desk.root, inbox).is_file():  # taken meanwhile: said, unless by this note
+                if (told := decided_elsewhere(desk.ctx, inbox, BY)) is not None:
+                    refused.append((inbox, told))
+                continue
             if ask.why or ask.verb is None:
                 refused.append((inbox, ask.why or "nothing ticked"))
                 continue
@@ -247,6 +267,23 @@ def _restore(
     return tuple(restored)
 
 
+def _deleted(reading: rn.Reading | None, memory: Memory) -> set[str]:
+    """The inbox paths whose sections the last write put in the note and the person deleted,
+    markers and all, from a note whose head is still there (a note cut short says so itself)."""
+    if reading is None or rn.HEAD not in reading.order:
+        return set()
+    return {s.inbox for s in memory.current if s.inbox and s.id != rn.HEAD and s.id not in reading.order}
+
+
+def _unrestored(reading: rn.Reading | None, memory: Memory) -> list[tuple[str, str]]:
+    """The head's restore boxes set to another status than `x` (Tasks' `[-]`), by the drop's
+    path: told by name, as an item's box is, never silently ignored."""
+    if reading is None:
+        return []
+    paths = {sid: o.target for h in memory.known() if h.id == rn.HEAD for sid, o in h.tasks.items() if o.target}
+    return [(paths[d], f"restore: {rn.status_problem([(d, st)])}") for d, st in reading.unrestored if d in paths]
+
+
 def _write(
     desk: Desk,
     path: Path,
@@ -256,6 +293,7 @@ def _write(
     memory: Memory,
     reuse: Reuse | None,
     copies: tuple[str, ...] = (),
+    refused: tuple[tuple[str, str], ...] = (),
 ) -> bool:
     """Render the note from what waits now and write it when its bytes change (compare-and-swap on
     `raw`: a note saved meanwhile is left for the next sweep)."""
@@ -267,12 +305,13 @@ def _write(
         if reuse is not None and reuse.run != digest.last_run:  # another run between the sweep and the note
             reuse = None
         items = gather(desk, memory, reuse, digest.flagged())
-        head = rn.head_section(head_of(ctx, items, digest.sweeps(), digest.actions(), copies))
+        waiting = {item.inbox for item in items}
+        told = tuple((inbox, why) for inbox, why in refused if inbox not in waiting)  # said once, in the head
+        head = rn.head_section(head_of(ctx, items, digest.sweeps(), digest.actions(), copies, told))
         sections = [rn.item_section(item) for item in items]
         if reading is None:
             reading = rn.Reading({}, (), ())
         text = rn.render(head, sections, reading.own, reading.newline, reading.bom, reading.order)
-        waiting = {item.inbox for item in items}
         memory.problems = {k: v for k, v in memory.problems.items() if k in waiting}
         data = text.encode("utf-8", "surrogateescape")
         if raw is not None and data == raw:
@@ -294,20 +333,21 @@ def _write(
 
 def after_sweep(
     ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: float | None = None
-) -> tuple[list[str], tuple[str, ...], JsonObject | None]:
+) -> tuple[list[str], tuple[str, ...], JsonObject | None, tuple[str, ...]]:
     """What a sweep says of the note once it is done (the ticks applied and refused), the inbox
     paths its ticks settled (they no longer wait) and, for `--json`, that the note was left for
-    the next sweep; a note that cannot be tended never fails the sweep (the next one tries again)."""
+    the next sweep, and the inbox paths its restore ticks put back (they wait, held); a note that
+    cannot be tended never fails the sweep (the next one tries again)."""
     try:
         outcome = tend(ctx, wait, reuse, settle)
     except CuratorError as exc:
-        return [f"review note: {one_line(str(exc))}"], (), None
+        return [f"review note: {one_line(str(exc))}"], (), None, ()
     except OSError as exc:
-        return [f"review note: {exc.strerror or exc}"], (), None
+        return [f"review note: {exc.strerror or exc}"], (), None, ()
     except Exception as exc:  # a bug in the note never fails the sweep that is done
-        return [f"review note: internal error: {one_line(exc)}"], (), None
+        return [f"review note: internal error: {one_line(exc)}"], (), None, ()
     if outcome is None:
-        return [], (), None
+        return [], (), None, ()
     said = []
     if outcome.saved_ago is not None:  # ticks saved just now are never lost without a word
         said.append(f"review note: {outcome.held}")
@@ -318,4 +358,4 @@ def after_sweep(
     if outcome.restored:
         said.append(f"review note: {len(outcome.restored)} drop(s) restored")
     said += [f"review note: {inbox}: not applied: {why}" for inbox, why in outcome.refused]
-    return said, tuple(done.action.inbox_path for done in outcome.done), outcome.told()
+    return said, tuple(done.action.inbox_path for done in outcome.done), outcome.told(), outcome.restored

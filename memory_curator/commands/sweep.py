@@ -30,7 +30,7 @@ from memory_curator.core.rules import JudgeSettings, Rules
 from memory_curator.core.text import describe, one_line
 from memory_curator.index.store import IndexUnavailable, Refresh
 from memory_curator.judge.settings import resolve_settings
-from memory_curator.store import records, recovery, stores, writer
+from memory_curator.store import records, recovery, stores, vault_identity, writer
 from memory_curator.store.executor import Executor
 from memory_curator.store.journal import Journal
 from memory_curator.store.paths import (
@@ -118,6 +118,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         recovered = recovery.recover(ctx.root, ctx.state, journal, ctx.files)
         sweep.reviewed.update(recovered.reviewed)
         notes = recovered.notes + review_note.stray_temps(ctx)
+        notes += vault_identity.settle(ctx.root, ctx.state, ctx.machine.state_home, ctx.files)  # the vault's id
         result = _sweep(sweep, agents, scope, judge)
         notes += sweep.querier.notices()  # semantic pairing off this sweep, and why: said once
         sweep.reviewed.update(sweep.executor.held)
@@ -129,7 +130,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         except OSError as exc:
             notes.append(f"could not save the sweep's state: {exc.strerror or exc}")
         ignored = _ignored(ctx, agents, save=True)
-    said, settled, told = review_note.after_sweep(ctx, options.wait, reuse, options.settle)  # docs/review.md
+    said, settled, told, restored = review_note.after_sweep(ctx, options.wait, reuse, options.settle)  # review.md
     ready = judge is not None or not options.use_judge
     return SweepResult(
         result.run_id,
@@ -142,6 +143,7 @@ def run(ctx: Context, scope: Path | None, options: Options = Options()) -> Sweep
         ignored,
         settled,
         told,
+        restored,
     )
 
 

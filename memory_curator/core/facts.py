@@ -9,7 +9,7 @@ plans, in a dry run) are staged, visible to its later candidates.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -175,6 +175,16 @@ def gather_facts(
     own = [existing.path] if existing is not None else []
     facts = private_among(facts, querier, _settings(querier, settings), [*own, *([duplicate] if duplicate else [])])
     return with_neighbours(facts, candidate, querier, settings) if neighbours else facts
+
+
+def own_note(existing: ExistingNote | None, subjects: Sequence[ExistingNote]) -> str | None:
+    """The one note a write may be offered into without a person naming it: the curator's note
+    of the candidate's own key, else the curator's first note about its subject. Never a note
+    that is merely like it (similarity pairs, it never decides: the ruff decision was once offered
+    a patch into the Python-version fact), never the person's."""
+    if existing is not None:
+        return existing.path if existing.curator_owned else None
+    return next((note.path for note in subjects if note.curator_owned), None)
 
 
 def private_among(facts: Facts, querier: Querier, settings: Settings, paths: list[str]) -> Facts:

@@ -98,6 +98,7 @@ class SweepResult:
     ignored: tuple[tuple[str, str], ...] = ()  # inbox entries that are no candidates, new since last said: (path, why)
     settled: tuple[str, ...] = ()  # inbox paths the review note's ticks settled after the sweep: no longer waiting
     review_note: Mapping[str, Any] | None = None  # the note left for the next sweep (saved just now), and when
+    restored: tuple[str, ...] = ()  # inbox paths the note's restore ticks put back after the sweep: held
 
     def totals(self) -> dict[str, int]:
         keys = ["processed", *VERDICT_KEYS.values()]
@@ -109,8 +110,8 @@ class SweepResult:
 
     def waiting(self) -> dict[str, int]:
         """Items that wait for a person after this run: flagged now, flagged before (unchanged
-        since), held (put back by undo, never flagged) and too large to read (never rewritten);
-        none the review note's ticks settled once the sweep was done."""
+        since), held (put back by undo, or by a restore ticked in the note, never flagged) and too
+        large to read (never rewritten); none the review note's ticks settled once the sweep was done."""
         settled = set(self.settled)
         skipped = [s.waiting for a in self.agents for s in a.skipped if s.inbox_path not in settled]
         flagged = sum(
@@ -118,7 +119,7 @@ class SweepResult:
         )
         return {
             "flagged": flagged + skipped.count("flagged"),
-            "held": skipped.count("held"),
+            "held": skipped.count("held") + len(set(self.restored) - settled),
             "too-large": skipped.count("too-large"),
         }
 

@@ -7,7 +7,7 @@ trusted only when its lines are exactly those the curator wrote (`Section.lines`
 command keeps in the state directory), but for the boxes of its task lines and the words a
 person may add to a `drop` line. So an agent's text, quoted in a fence longer than any fence in
 it, is only ever compared, never read: a `- [x]` or a `^mc-` id inside it is not a tick, and a
-section it or anyone else changed (a line added, a line lost, a half-saved note) is `mangled`,
+section it or anyone else changed (a line of it changed or lost, a half-saved note) is `mangled`,
 and nothing of it is applied.
 
 Every string an agent wrote enters the note through `core.review_quote`'s one quoting rule. A
@@ -18,18 +18,18 @@ from __future__ import annotations
 
 import hashlib
 import re
-import urllib.parse
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from memory_curator.core.names import CONFLICT, fold
+from memory_curator.core.review_note_name import is_note_file, obsidian_url
 from memory_curator.core.review_quote import FENCE, code, fenced, inert, link
 from memory_curator.core.review_tick import BLOCK as _BLOCK
 from memory_curator.core.review_tick import TASK as _TASK
 from memory_curator.core.review_tick import TICKED, box, status_problem, unticked
 
-__all__ = ["status_problem"]  # re-exported: the command names a status by it
+__all__ = ["is_note_file", "obsidian_url", "status_problem"]  # re-exported where they were
 
 DEFAULT_PATH = "_meta/Inbox review.md"
 BEGIN = "%% mc:begin {id} %%"
@@ -57,31 +57,6 @@ def item_id(*parts: str | None) -> str:
     """The stable id of a section: its inbox path and hash (and, for a patch, the target's hash).
     A changed candidate or target is another id, so a tick on the old one is stale."""
     return hashlib.sha256("\0".join(p or "" for p in parts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
-
-
-_NUMBERED = re.compile(r" (?:\d+|\(\d+\))\.md")  # a sync tool's numbered copy: `Inbox review 1.md`
-
-
-def is_note_file(rel: str, note: str | None, insensitive: bool = False) -> bool:
-    """The review note or one of its sync copies (a conflict copy, a numbered `… 1.md` or
-    `… (1).md`): the curator's own, never a note. Names compared as the file system compares
-    them (`names.fold`: casefolded where it folds case)."""
-    if not note:
-        return False
-    folder, _, name = fold(rel, insensitive).rpartition("/")
-    want_folder, _, want = fold(note, insensitive).rpartition("/")
-    stem = want.removesuffix(".md")
-    if folder != want_folder or not name.startswith(stem):
-        return False
-    rest = name[len(stem) :]
-    return name == want or bool(CONFLICT.search(rest)) or bool(_NUMBERED.fullmatch(rest))
-
-
-def obsidian_url(vault_name: str, path: str) -> str:
-    """`obsidian://open?vault=…&file=…`: what opens the note in Obsidian with one click."""
-    target = path[:-3] if path.endswith(".md") else path
-    quote = urllib.parse.quote
-    return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
 
 
 @dataclass(frozen=True)
@@ -115,7 +90,7 @@ class Item:
     offers: tuple[Offer, ...] = ()
     elsewhere: str | None = None  # why the note offers no write (privacy, the person's note): use review
     problem: str | None = None  # why the last tick on it was not applied
-    said: str | None = None  # what the last tick on it did, said once (a `leave`)
+    said: str | None = None  # what the last tick on it did (a `leave`), or its deleted section: said once
 
     @property
     def id(self) -> str:
@@ -142,6 +117,7 @@ class Head:
     drops: tuple[Dropped, ...]
     review_hint: str  # what to run for what the note never offers
     copies: tuple[str, ...] = ()  # the note's sync conflict copies: each named, to merge and delete
+    told: tuple[tuple[str, str], ...] = ()  # (inbox path, why) of ticks not applied on items gone: said once
 
 
 @dataclass(frozen=True)
@@ -184,12 +160,15 @@ def head_section(head: Head) -> Section:
     else:
         lines.append("Nothing waits for you.")
     lines += ["", "Tick one box per item: the next sweep applies it (a tick is as trusted as write access)."]
+    lines += ["`leave` changes nothing: the item stays in the queue, and the note says it saw the tick."]
     lines += ["Your own lines outside the `mc:` sections are kept. " + head.review_hint, ""]
     for copy in head.copies:
         lines += [
             f"⚠ Sync conflict copy {code(copy)}: merge it into this note and delete it (its ticks are read once).",
             "",
         ]
+    for inbox, why in head.told:
+        lines += [f"⚠ Not applied: {code(inbox)}: {inert(why, 300)}.", ""]
     if head.sweeps:
         lines += ["Last sweeps:", *(f"- {s}" for s in head.sweeps), ""]
     tasks: dict[str, Offer] = {}
@@ -203,11 +182,18 @@ def head_section(head: Head) -> Section:
     return Section(HEAD, tuple(lines), tasks)
 
 
+def unique_titles(items: Sequence[Item]) -> list[Item]:
+    """The items with each heading told apart: a title two items share gets the item's path
+    after it (two agents' identical notes had identical headings)."""
+    seen = Counter(item.title for item in items)
+    return [item if seen[item.title] == 1 else replace(item, title=f"{item.title} ({item.inbox})") for item in items]
+
+
 def item_section(item: Item) -> Section:
     sid = item.id
     lines = [BEGIN.format(id=sid), "", f"## {link(item.inbox, item.title or item.inbox)}", ""]
     lines.append(f"Waits: **{inert(item.code)}**: {inert(item.words)}.")
-    if item.uncertainty:
+    if item.uncertainty and item.code != "private":  # a private item's reason is its code's words
         lines.append(f"Curator: {inert(item.uncertainty, 400)}.")
     if item.concerns:
         lines.append(f"Concerns: {link(item.concerns)}")
@@ -216,7 +202,7 @@ def item_section(item: Item) -> Section:
     if item.problem:
         lines.append(f"⚠ Not applied: {inert(item.problem, 300)}")
     if item.said:
-        lines.append(f"✓ Ticked: {inert(item.said)}.")
+        lines.append(f"{inert(item.said)}.")  # what the last look at the note saw, said once
     lines += ["", *fenced(item.quoted), ""]
     lines += [offer.line(sid) for offer in item.offers]
     lines += ["", END.format(id=sid), ""]
@@ -247,6 +233,7 @@ class Reading:
     newline: str = "\n"
     bom: bool = False
     order: tuple[str, ...] = ()  # the sections' ids in the note's order (where a gone one's lines go)
+    unrestored: tuple[tuple[str, str], ...] = ()  # (drop id, status) of restore boxes set to another status
 
 
 def lines_of(text: str) -> tuple[list[str], str, bool]:
@@ -265,17 +252,20 @@ def read(text: str, known: Iterable[Section]) -> Reading:
     one rendering, those of the last two writes). A section is read only where its lines are a
     known rendering but for boxes and a drop's words, once: a copy quoted inside another intact
     section (an agent's text) is text; two copies, or none intact where its marker is, apply
-    nothing (`mangled`), and only the lines of a mangled section that are the curator's are taken."""
+    nothing (`mangled`), and only the lines of a mangled section that are the curator's are taken.
+    Lines a person typed into a section, its own all there, are theirs (`_with_lines_typed_in`)."""
     lines, newline, bom = lines_of(text)
     by_id: dict[str, list[Section]] = {}
     for section in known:
         by_id.setdefault(section.id, []).append(section)
     starts = _starts(lines)
     matches = [m for sid, where in starts.items() for n in where if (m := _match(sid, n, lines, by_id))]
+    typed_in, typed = _with_lines_typed_in(starts, lines, by_id, matches)
+    matches += typed_in
     outer = [m for m in matches if not any(o is not m and o[2] <= m[2] and m[3] <= o[3] for o in matches)]
     taken = [False] * len(lines)
     for _, _, first, last in outer:
-        taken[first : last + 1] = [True] * (last + 1 - first)
+        taken[first : last + 1] = [n not in typed for n in range(first, last + 1)]
     inside = {n for _, _, first, last in outer for n in range(first, last + 1)}
     ticks: dict[str, Tick] = {}
     for sid, where in starts.items():
@@ -298,8 +288,10 @@ def read(text: str, known: Iterable[Section]) -> Reading:
     own = _own_lines(lines, taken, anchors)
     order = tuple(sid for _, sid in sorted((n, sid) for sid, where in anchors.items() for n in where))
     head = ticks.pop(HEAD, None)
-    restores = head.verbs if head is not None and not head.mangled else ()
-    return Reading(ticks, restores, own, newline, bom, order)
+    intact = head is not None and not head.mangled
+    return Reading(
+        ticks, head.verbs if head and intact else (), own, newline, bom, order, head.others if head and intact else ()
+    )
 
 
 def _starts(lines: Sequence[str]) -> dict[str, list[int]]:
@@ -322,6 +314,59 @@ def _match(
         if tick is not None:
             return section, tick, start, start + len(section.lines) - 1
     return None
+
+
+def _with_lines_typed_in(
+    starts: Mapping[str, list[int]],
+    lines: Sequence[str],
+    by_id: Mapping[str, list[Section]],
+    exact: Sequence[tuple[Section, Tick, int, int]],
+) -> tuple[list[tuple[Section, Tick, int, int]], set[int]]:
+    """The sections a person typed lines into (a comment under an item: Reading view hides a
+    section's bounds), and those lines: its own lines all there, in order, boxes aside, between
+    its markers, with no marker among the typed ones. Their ticks are read; the typed lines are
+    kept below it. Looked for only where no section matched, never inside one matched before."""
+    found: list[tuple[Section, Tick, int, int]] = []
+    typed: set[int] = set()
+    for start, sid in sorted((n, sid) for sid, where in starts.items() for n in where):
+        if any(first <= start <= last for _, _, first, last in [*exact, *found]):
+            continue
+        end = next((n for n in range(start + 1, len(lines)) if lines[n].strip() == END.format(id=sid)), None)
+        if end is None or any(_MARKER.fullmatch(lines[n].strip()) for n in range(start + 1, end)):
+            continue
+        for section in by_id.get(sid, []):
+            bound = section.lines.index(END.format(id=sid)) + 1
+            extra = _typed_in(section, section.lines[:bound], lines[start : end + 1])
+            if extra is None:
+                continue
+            got = [line for n, line in enumerate(lines[start : end + 1]) if n not in extra]
+            tick = _compare(section, [*got, *section.lines[bound:]])
+            if tick is not None:
+                tail = [line.rstrip() for line in section.lines[bound:]]
+                after = [line.rstrip() for line in lines[end + 1 : end + 1 + len(tail)]]
+                found.append((section, tick, start, end + (len(tail) if after == tail else 0)))
+                typed |= {start + n for n in extra}
+                break
+    return found, typed
+
+
+def _typed_in(section: Section, want: Sequence[str], window: Sequence[str]) -> set[int] | None:
+    """The lines of `window` that are not among `want` (the section's lines through its end
+    marker) when each of those is in it, in order, as written or, for a task line, with its box
+    set; None when one is missing or changed."""
+    tasks = _task_lines(section)
+    mine = 0
+    typed: set[int] = set()
+    for n, line in enumerate(window):
+        task = tasks.get(mine)
+        expected = want[mine].rstrip() if mine < len(want) else None
+        if expected is not None and (
+            line.rstrip() == expected or (task is not None and box(expected, line.rstrip(), task[1] == DROP))
+        ):
+            mine += 1
+        else:
+            typed.add(n)
+    return typed if mine == len(want) else None
 
 
 def _take_ours(

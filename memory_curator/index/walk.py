@@ -10,13 +10,14 @@ from pathlib import Path
 from memory_curator.core.names import NEVER_INDEXED
 from memory_curator.core.review_note import is_note_file
 from memory_curator.core.rules import Rules
+from memory_curator.core.vault_key import ID_FILE
 
 
 def notes(root: Path, rules: Rules) -> dict[str, tuple[int, int]]:
-    """What the index holds: every note of the walk but the review note and its conflict
-    copies, the curator's own file (docs/review.md)."""
+    """What the index holds: every note of the walk but the curator's own files: the review note
+    and its conflict copies (docs/review.md), and the vault's id (`core.vault_key`)."""
     note = rules.settings.review_note
-    return {rel: seen for rel, seen in walk(root).items() if not is_note_file(rel, note)}
+    return {rel: seen for rel, seen in walk(root).items() if not is_note_file(rel, note) and rel != ID_FILE}
 
 
 def notes_at(root: Path, rules: Rules, rel: str) -> set[str]:
@@ -25,7 +26,7 @@ def notes_at(root: Path, rules: Rules, rel: str) -> set[str]:
     hidden = any(p.startswith(".") for p in parts) or parts[0] in NEVER_INDEXED or rel[-3:].lower() != ".md"
     path = root / rel
     linked = any((root / "/".join(parts[:n])).is_symlink() for n in range(1, len(parts) + 1))
-    indexable = not hidden and not linked and not is_note_file(rel, rules.settings.review_note)
+    indexable = not hidden and not linked and not is_note_file(rel, rules.settings.review_note) and rel != ID_FILE
     return {rel} if indexable and path.is_file() else set()
 
 

@@ -88,6 +88,8 @@ class RunRecord(TypedDict):
     needs_review: int
     errors: int
     judge: dict[str, object] | None
+    by: NotRequired[str]  # "review-note": ticks applied from the note, not a sweep's verdicts
+    restored: NotRequired[int]  # drops a restore tick put back
 
 
 class JudgeRecord(TypedDict):

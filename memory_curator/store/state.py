@@ -20,22 +20,34 @@ from memory_curator.core.clock import Clock
 from memory_curator.core.errors import CuratorError, LockBusy
 from memory_curator.core.names import ascii_slug
 from memory_curator.core.text import iso
+from memory_curator.store import vault_identity
 
 
 def vault_id(root: Path) -> str:
+    """The key of a vault that carries none yet: its folder name and its real path's hash."""
     real = str(root.resolve())
     return f"{ascii_slug(root.name, 40) or 'vault'}-{hashlib.sha256(real.encode()).hexdigest()[:12]}"
 
 
+def vault_key(root: Path, state_home: Path) -> str:
+    """The vault's key: the one it carries (`core.vault_key`: a moved vault keeps its state),
+    unless the folder of that key serves another vault still there with the same key (`root`
+    is a copy beside it: its own path's key then, and its first sweep writes that into it)."""
+    carried = vault_identity.recorded(root)
+    if carried is None or vault_identity.served_another(state_home / "vaults" / carried, root, carried):
+        return vault_id(root)
+    return carried
+
+
 def state_folder(root: Path, explicit: str | os.PathLike[str] | None, env: Mapping[str, str], state_home: Path) -> Path:
     """--state-dir, else MEMORY_CURATOR_STATE (in `env`), else <state_home>/vaults/<vault id>
-    (`state_home`: the user's state folder, from the machine); nothing is created (`schedule
-    show` changes nothing).
+    (`state_home`: the user's state folder, from the machine; the vault id is the one the vault
+    carries: `vault_key`); nothing is created (`schedule show` changes nothing).
 
     An explicit folder is used as it is: it is this vault's state folder.
     """
     chosen = explicit or env.get("MEMORY_CURATOR_STATE")
-    return Path(chosen).expanduser() if chosen else state_home / "vaults" / vault_id(root)
+    return Path(chosen).expanduser() if chosen else state_home / "vaults" / vault_key(root, state_home)
 
 
 def state_dir(root: Path, explicit: str | os.PathLike[str] | None, env: Mapping[str, str], state_home: Path) -> Path:
