@@ -29,7 +29,8 @@ class ExistingNote:
     text: str
     note: Note
     curator_owned: bool  # False: the person's note, never changed by a sweep (`ownership`)
-    found_by: str = "key"  # key (its path), name (title, alias, H1, stem, slug) or words (of its path)
+    found_by: str = "key"  # key (its path), name (title, alias, H1, stem, slug), words (of its path), topic,
+    # or file-name (its `[[link]]` name is the one a promote would take: `subject.names_alike`)
 
     @property
     def frontmatter(self) -> Mapping[str, Any]:
