@@ -124,3 +124,58 @@ def test_another_fact_of_the_entity_from_the_page_is_promoted(
     actions = sweep(invoke, vault)
     assert [actions[f"_inbox/agent-a/{n}.md"]["verdict"] for n in ("cfo", "chair")] == ["promote", "promote"]
     assert (vault / "facts/acme/cfo.md").is_file() and (vault / "facts/acme/chair.md").is_file()
+
+
+RANDOM = (
+    "Random note is a core plugin that opens a random note within your vault. "
+    "Rediscover notes to add new insights, or link to recently added notes.\n\n"
+    "To open a random note, click Open random note in the ribbon.\n"
+)
+UNIQUE = (
+    "Unique note creator is a core plugin that lets you create notes with time-based names, also known as "
+    "Zettelkasten notes.\n\nIf a note with the same name exists, the new note uses the next available timestamp. "
+    "By default, new unique notes are empty. To use another file as a template, set the template file location.\n"
+)
+RESTATING = (
+    "---\ntype: research\ntopic: core-plugins\ntitle: Capture plugins worth knowing\n"
+    "source_url: https://help.obsidian.md/plugins\nconfidence: 2\n---\n"
+    "Random note is a core plugin that opens a random note within your vault, so you can rediscover notes.\n\n"
+    "Unique note creator lets you create notes with time-based names, also known as Zettelkasten notes.\n\n"
+    "When a note with the same name exists, the new note uses the next available timestamp.\n\n"
+    "{last}\n"
+)
+
+
+def test_a_candidate_restating_two_persons_notes_waits_naming_both(
+    vault: Path, invoke: Callable[..., Result], write_candidate: Callable[..., Path]
+) -> None:
+    vault_with(vault, {"Plugins/Random note.md": RANDOM, "Plugins/Unique note creator.md": UNIQUE})
+    before = snapshot(vault)
+    write_candidate(vault, "capture.md", RESTATING.format(last="New unique notes are empty by default."))
+    action = sweep(invoke, vault)["_inbox/agent-a/capture.md"]
+    line = waits(vault, action, "near-duplicate")
+    for note in ("Plugins/Random note.md", "Plugins/Unique note creator.md"):
+        assert note in action["reason"] and note in line, action["reason"]
+    assert "restates" in action["reason"]
+    assert not (vault / action["target_path"]).exists()
+    assert snapshot(vault)["Plugins/Random note.md"] == before["Plugins/Random note.md"]
+
+
+def test_a_candidate_saying_mostly_new_things_beside_two_notes_is_promoted(
+    vault: Path, invoke: Callable[..., Result], write_candidate: Callable[..., Path]
+) -> None:
+    """One sentence of each note in a text of mostly new sentences is no restatement."""
+    vault_with(vault, {"Plugins/Random note.md": RANDOM, "Plugins/Unique note creator.md": UNIQUE})
+    new = (
+        "Capture workflows benefit from a dedicated inbox folder reviewed weekly.\n\n"
+        "Quick capture hotkeys on mobile reduce friction when ideas arrive away from the desk.\n\n"
+        "Periodic review sessions turn fleeting captures into permanent literature notes.\n\n"
+        "Tagging captures by project keeps the weekly review short and focused."
+    )
+    text = RESTATING.format(last=new).replace(
+        "When a note with the same name exists, the new note uses the next available timestamp.\n\n", ""
+    )
+    write_candidate(vault, "capture.md", text)
+    action = sweep(invoke, vault)["_inbox/agent-a/capture.md"]
+    assert action["verdict"] == "promote", action
+    assert (vault / action["target_path"]).is_file()
