@@ -22,6 +22,11 @@ LABELS = SCORER.parent / "labels.yaml"
 JUDGE_OR_PERSON = {"paraphrased_duplicate", "noise"}
 
 
+def _waits_beyond_floor(label: dict[str, Any]) -> bool:
+    """Not `review_only`, yet it can only wait without a judge (its class, or its own `waits`)."""
+    return not label.get("review_only") and (label["class"] in JUDGE_OR_PERSON or bool(label.get("waits")))
+
+
 def scorer() -> ModuleType:
     spec = importlib.util.spec_from_file_location("novelty_score", SCORER)
     assert spec is not None and spec.loader is not None
@@ -52,8 +57,9 @@ def test_labeled_set_floors(real_vault: Path, tmp_path_factory: pytest.TempPathF
     labels = yaml.safe_load(LABELS.read_text(encoding="utf-8"))
     waiting = [i for i in m["items"] if i["verdict"] == "needs_review"]
     beyond = [i["file"] for i in waiting if not labels[i["file"]].get("review_only")]
-    assert [f for f in beyond if labels[f]["class"] not in JUDGE_OR_PERSON] == []
-    judge_less_floor = m["review_floor"] + sum(1 for v in labels.values() if v["class"] in JUDGE_OR_PERSON) / m["n"]
+    # a label's own `waits: true` (issue 38's `named_like_note`) says it can only wait, as the scorer's `waits` reads it
+    assert [f for f in beyond if labels[f]["class"] not in JUDGE_OR_PERSON and not labels[f].get("waits")] == []
+    judge_less_floor = m["review_floor"] + sum(1 for v in labels.values() if _waits_beyond_floor(v)) / m["n"]
     assert m["review_fraction"] <= judge_less_floor
     assert m["review_named"] >= 0.95  # issue 28; both sets: test_novelty_floors.py
     assert not m["fate_mismatches"]

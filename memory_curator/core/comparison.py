@@ -250,6 +250,18 @@ def _content_words(text: str) -> set[str]:
     return set(_WORD.findall(folded))
 
 
+def sentence_words(body: str) -> list[set[str]]:
+    """The content words of each sentence of a body that says enough to be news
+    (`CONTENT_WORDS` or more), as `new_sentences` splits and reads them."""
+    found = (_content_words(sentence) for sentence in _SENTENCE.split(body))
+    return [words for words in found if len(words) >= CONTENT_WORDS]
+
+
+def content_words(text: str) -> set[str]:
+    """A text's content words, case and accents folded (`sentence_words`)."""
+    return _content_words(text)
+
+
 def new_sentences(body: str, note_text: str) -> tuple[str, ...]:
     """The sentences of a candidate's body that the note does not hold: a rewording of what the
     note says is not news (most of its words are there), a sentence the note lacks is

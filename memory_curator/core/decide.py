@@ -14,7 +14,7 @@ from memory_curator.core import evidence, veil
 from memory_curator.core.candidate import Candidate, person_only_keys, placement_problem, with_hints
 from memory_curator.core.comparison import Comparison
 from memory_curator.core.conditions import Cond, Subject, evaluate
-from memory_curator.core.facts import Facts
+from memory_curator.core.facts import ExistingNote, Facts
 from memory_curator.core.ownership import claims
 from memory_curator.core.reasons import CODES
 from memory_curator.core.rules import Criterion, DropRule, Rules, Settings
@@ -301,9 +301,14 @@ def _found(facts: Facts) -> dict[str, str]:
     if facts.duplicate_of:
         return {"duplicate": f"exact duplicate of {facts.duplicate_of}"}
     parts = {}
-    if facts.subjects:
-        named = ", ".join(_whose(n.path, n.curator_owned) for n in facts.subjects[:SHOWN])
-        parts["subject-note"] = f"the vault has a note about it: {named}"
+    about = [n for n in facts.subjects if n.found_by != NAMESAKE]
+    namesakes = [n for n in facts.subjects if n.found_by == NAMESAKE]
+    subject = [f"the vault has a note about it: {_named(about)}"] if about else []
+    if namesakes:
+        link = namesakes[0].path.rsplit("/", 1)[-1].removesuffix(".md")
+        subject.append(f"a note of its file name exists ([[{link}]] would be ambiguous): {_named(namesakes)}")
+    if subject:
+        parts["subject-note"] = "; ".join(subject)
     if facts.near:
         named = ", ".join(f"{n.path} ({n.score:.2f}{_agreed(n.agreed)})" for n in facts.near[:SHOWN])
         parts["near-duplicate"] = f"near-duplicate of {named}"
@@ -361,6 +366,13 @@ def _with_closest(reason: str, facts: Facts, settings: Settings) -> str:
     return "; ".join(parts)
 
 
+NAMESAKE = "file-name"  # how a subject note sharing the candidate's file name was found (`subject.names_alike`)
+
+
+def _named(notes: list[ExistingNote]) -> str:
+    return ", ".join(_whose(n.path, n.curator_owned) for n in notes[:SHOWN])
+
+
 def _whose(path: str, curator_owned: bool) -> str:
     return path if curator_owned else f"your note {path}"
 
@@ -371,7 +383,10 @@ def explain(candidate: Candidate, rules: Rules, facts: Facts) -> list[str]:
     lines = [f"facts: {', '.join(k for k, v in subject.facts.items() if v) or 'none'}"]
     if facts.duplicate_of:
         lines.append(f"exact duplicate: {facts.duplicate_of}")
-    lines += [f"about the same subject: {_whose(n.path, n.curator_owned)}" for n in facts.subjects]
+    lines += [
+        f"{'named alike' if n.found_by == NAMESAKE else 'about the same subject'}: {_whose(n.path, n.curator_owned)}"
+        for n in facts.subjects
+    ]
     lines += [f"near-duplicate: {n.path} ({n.score:.2f}{_agreed(n.agreed)})" for n in facts.near]
     lines += [f"semantically close: {n.path} ({n.score:.2f})" for n in facts.close]
     lines += [f"titled alike: {path} ({held} of {of} title words)" for path, held, of in facts.alike]

@@ -8,6 +8,8 @@ the agent wrote.
 
 from __future__ import annotations
 
+import string
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -89,6 +91,7 @@ def as_read(frontmatter: Mapping[str, Any], settings: Settings) -> dict[str, Any
 CLOSE = 0.25  # `similarity.same` (or `topic`) at which a note the evidence points at says what the candidate says
 TITLE_WORDS = 2  # distinctive title words an event of the same day and source must share
 SOURCE, DAY, ENTITY_VALUE = "source_url", "day", "entity and value"
+VALUE_HELD = "entity, its value holding the note's"  # `Jane Roe (since 2024)` beside `Jane Roe` (issue 38)
 
 
 def sources(frontmatter: Mapping[str, Any], settings: Settings) -> frozenset[str]:
@@ -98,27 +101,50 @@ def sources(frontmatter: Mapping[str, Any], settings: Settings) -> frozenset[str
 
 def agreed(mine: Mapping[str, Any], theirs: Mapping[str, Any], settings: Settings) -> tuple[str, ...]:
     """What two notes' fields agree on: a source (`SOURCE`), an event's day (`DAY`), a fact's
-    entity with its value (`ENTITY_VALUE`)."""
+    entity with its value (`ENTITY_VALUE`), or with a value holding the note's (`VALUE_HELD`)."""
     found = []
     if sources(mine, settings) & sources(theirs, settings):
         found.append(SOURCE)
     if _is(mine, "event") and _is(theirs, "event") and _same(_day(mine), _day(theirs)):
         found.append(DAY)
-    if _same(mine.get("entity"), theirs.get("entity")) and _same(mine.get("value"), theirs.get("value")):
-        found.append(ENTITY_VALUE)
+    if _same(mine.get("entity"), theirs.get("entity")):
+        if _same(mine.get("value"), theirs.get("value")):
+            found.append(ENTITY_VALUE)
+        elif holds(mine.get("value"), theirs.get("value")):
+            found.append(VALUE_HELD)
     return tuple(found)
+
+
+def holds(mine: Any, theirs: Any) -> bool:
+    """Whether a value says the note's value and more (`Jane Roe (since 2024)` holds `Jane
+    Roe`; `n8n 2.15.2` holds `2.15.2`): the note's words, in order, among the candidate's.
+    Words keep their inner punctuation (`1.4` is not in `1.4.0`); a value of one character, or
+    one as long as the candidate's, is not held (equal values are `ENTITY_VALUE`)."""
+    if blank(mine) or blank(theirs):
+        return False
+    big, small = _value_words(mine), _value_words(theirs)
+    if not small or len("".join(small)) < 2 or len(small) >= len(big):
+        return False
+    return any(big[i : i + len(small)] == small for i in range(len(big) - len(small) + 1))
+
+
+def _value_words(value: Any) -> list[str]:
+    """A value's words, case folded, each without the punctuation around it."""
+    folded = unicodedata.normalize("NFKC", str(value)).casefold().split()
+    return [w for w in (word.strip(string.punctuation + "«»“”‘’¿¡") for word in folded) if w]
 
 
 def same_information(kind: str | None, said: tuple[str, ...], score: float, titles_shared: int) -> bool:
     """Whether agreed fields (`agreed`) and closeness make a candidate of type `kind` the note's
-    information again: a fact with the note's entity, value and source (an update across keys:
-    `author` beside `developer`); an event of its day and source under a close title; any other
+    information again: a fact with the note's entity, value (or a value holding it) and source,
+    the same fact under another predicate (`author` beside `developer`, `chief-executive` beside
+    `ceo`); an event of its day and source under a close title; any other
     note with its source and a close text (`score`, `similarity.same`, at least `CLOSE`). A fact
     sharing a page and a value with another fact of another entity is a fact of its own."""
     if SOURCE not in said:
         return False
     if kind == "fact":
-        return ENTITY_VALUE in said
+        return ENTITY_VALUE in said or VALUE_HELD in said
     if kind == "event":
         return DAY in said and close_event(score, titles_shared)
     return score >= CLOSE
@@ -165,7 +191,7 @@ def about(named: bool, score: float, topic: float) -> bool:
 def named(said: tuple[str, ...]) -> str:
     """The agreement as a review line says it: `same source_url and day`, then what conflicts
     (`same source_url; date: 2026-07-27 -> 2026-07-29`)."""
-    same = [s for s in said if s in (SOURCE, DAY, ENTITY_VALUE)]
+    same = [s for s in said if s in (SOURCE, DAY, ENTITY_VALUE, VALUE_HELD)]
     return "; ".join([*(["same " + " and ".join(same)] if same else []), *(s for s in said if s not in same)])
 
 

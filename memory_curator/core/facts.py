@@ -19,6 +19,7 @@ from memory_curator.core.comparison import new_sentences
 from memory_curator.core.notes import Note, all_tags, parse, wikilinks
 from memory_curator.core.ownership import on_surface
 from memory_curator.core.privacy import withheld
+from memory_curator.core.restated import restated
 from memory_curator.core.rules import Rules
 from memory_curator.core.settings import Settings
 
@@ -29,7 +30,8 @@ class ExistingNote:
     text: str
     note: Note
     curator_owned: bool  # False: the person's note, never changed by a sweep (`ownership`)
-    found_by: str = "key"  # key (its path), name (title, alias, H1, stem, slug) or words (of its path)
+    found_by: str = "key"  # key (its path), name (title, alias, H1, stem, slug), words (of its path), topic,
+    # or file-name (its `[[link]]` name is the one a promote would take: `subject.names_alike`)
 
     @property
     def frontmatter(self) -> Mapping[str, Any]:
@@ -296,7 +298,24 @@ def with_neighbours(facts: Facts, candidate: Candidate, querier: Querier, settin
     paired = tuple(querier.semantic_neighbours(candidate, settings.neighbours)) if settings.semantic.enabled else ()
     close = tuple(n for n in paired if n.score >= settings.semantic.threshold and not distinct(candidate, n))
     alike = tuple(querier.titled_alike(candidate))
+    said = restating(candidate, found, querier)
+    near = tuple(replace(n, agreed=(*n.agreed, said.pop(n.path))) if n.path in said else n for n in near)
+    near += tuple(replace(n, agreed=(said[n.path],)) for n in found if n.path in said)
     facts = replace(
         facts, neighbours=found, near_duplicate=bool(near), near=near, semantic=paired, close=close, alike=alike
     )
     return private_among(facts, querier, settings, [n.path for n in (*near, *close)])
+
+
+def restating(candidate: Candidate, found: tuple[Neighbour, ...], querier: Querier) -> dict[str, str]:
+    """The person's notes among the neighbours that together hold most of the candidate's
+    sentences (`restated`), each with what it holds, for its review line: the candidate tells
+    the vault nothing new, so it waits naming them (issue 38)."""
+    person = []
+    for neighbour in found:
+        note = querier.note_at(neighbour.path) if neighbour.text else None
+        if note is not None and not note.curator_owned:
+            person.append((neighbour.path, note.note.body))
+    notes, total = restated(candidate.note.body, person)
+    others = f"{len(notes) - 1} other note{'s' * (len(notes) > 2)}"
+    return {path: f"restates it with {others}: {held} of its {total} sentences" for path, held in notes}

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 from memory_curator.core import words
 from memory_curator.core.candidate import Candidate
-from memory_curator.core.names import slugify
+from memory_curator.core.names import nfc, slugify
 from memory_curator.core.notes import as_list, wikilinks
+from memory_curator.core.ownership import on_surface
 
 _H1 = re.compile(r"^# +(.+?)\s*#*\s*$", re.MULTILINE)
 
@@ -72,3 +73,20 @@ def speaks_of(wanted: tuple[str, ...], text: str, language: str = words.FALLBACK
     held_stems = set(words.stems_alike(held, language, words.starts(stems)).values())
     found = sum(1 for w in wanted if w in held or words.stem(w, language) in held_stems)
     return found >= share * len(wanted)
+
+
+def link_name(rel: str) -> str:
+    """A note's name as Obsidian resolves a `[[link]]` to it: its file name without `.md`,
+    NFC, case folded (`Themes.md` and `facts/logseq/themes.md` answer the same `[[themes]]`)."""
+    return nfc(rel.rsplit("/", 1)[-1].removesuffix(".md")).casefold()
+
+
+def names_alike(candidate: Candidate, path: str, curator_owned: bool) -> bool:
+    """Whether promoting the candidate would give the note at `path` a namesake: an ambiguous
+    `[[link]]` where there was one note (issue 38). Notes of the candidate's own surface that
+    the curator owns are no clash: its path template names them so by design
+    (`facts/*/size.md`, told apart by their folder, the rest of their key)."""
+    target = candidate.target
+    if not target or path == target or link_name(path) != link_name(target):
+        return False
+    return not (curator_owned and candidate.surface is not None and on_surface(path, [candidate.surface]))

@@ -152,6 +152,10 @@ class Overlay(Questions):
         found = [p for p, _ in self._matching("day", day)]
         return list(dict.fromkeys(found + [p for p in self.base.events_on(day) if self._visible(p)]))
 
+    def in_folder(self, folder: str) -> list[str]:
+        found = [p for p, _ in self._matching("folder", folder)]
+        return list(dict.fromkeys(found + [p for p in self.base.in_folder(folder) if self._visible(p)]))
+
     def copies(self, candidate: Candidate, digest: str | None, bare: str | None) -> list[str]:
         found = [p for p, _ in self._matching("text_hash", digest)]
         found += [p for p, s in self._matching("body_hash", bare) if not _other(candidate, s.row)]
@@ -277,9 +281,10 @@ def _settled(rows: list[Ranked], count: int, visible: Callable[[str], bool]) -> 
 
 
 def _fields(row: Row) -> list[tuple[str, str]]:
-    """What `_matching` finds a staged note by: its key, names, day, hashes and file name."""
+    """What `_matching` finds a staged note by: its key, names, day, hashes, file name and folder."""
     fields = [("key", row.key), ("day", row.day), ("text_hash", row.text_hash), ("body_hash", row.body_hash)]
-    fields += [("stem", row.stem), *(("name", name) for name in row.names)]
+    fields += [("stem", row.stem), ("folder", row.path.rpartition("/")[0] + "/")]
+    fields += [("name", name) for name in row.names]
     return [(field, value) for field, value in fields if value]
 
 

@@ -169,6 +169,11 @@ class IndexQuerier(Questions):
         rows = self.conn.execute("SELECT path FROM notes WHERE day = ? ORDER BY path", (day,))
         return list(dict.fromkeys(p for (p,) in rows))
 
+    def in_folder(self, folder: str) -> list[str]:
+        after = folder[:-1] + chr(ord(folder[-1]) + 1)  # every path beginning `folder` sorts before it
+        rows = self.conn.execute("SELECT path FROM notes WHERE path >= ? AND path < ? ORDER BY path", (folder, after))
+        return [p for (p,) in rows if "/" not in p[len(folder) :]]
+
     def copies(self, candidate: Candidate, digest: str | None, bare: str | None) -> list[str]:
         rows = self.conn.execute(
             "SELECT path, key, frontmatter, text_hash = ? FROM notes WHERE text_hash = ? OR body_hash = ? "

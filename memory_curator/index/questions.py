@@ -88,6 +88,10 @@ class Questions(ABC):
         """Event notes dated `day` (YYYY-MM-DD)."""
 
     @abstractmethod
+    def in_folder(self, folder: str) -> list[str]:
+        """Notes directly in `folder` (`facts/acme/`), by path."""
+
+    @abstractmethod
     def copies(self, candidate: Candidate, digest: str | None, bare: str | None) -> list[str]:
         """Notes with the candidate's text hash (`digest`), or with its body hash (`bare`)
         unless they carry another key or value (`facts.other_body_owner`)."""
@@ -213,8 +217,24 @@ class Questions(ABC):
             if wanted.day and _other_day(note, wanted.day, self.layout):
                 continue
             found.append(replace(note, found_by="name" if path in by_name else "words"))
-        named_already = {n.path for n in found}
-        return found + [n for n in self._about_by_topic(candidate) if n.path not in named_already]
+        found += [n for n in self._about_by_topic(candidate) if n.path not in {m.path for m in found}]
+        return found + [n for n in self._namesakes(candidate) if n.path not in {m.path for m in found}]
+
+    def _namesakes(self, candidate: Candidate) -> list[ExistingNote]:
+        """The notes a promote would share its `[[link]]` name with (`subject.names_alike`),
+        whatever they say: a second note of that name makes the person's links ambiguous, so
+        the candidate waits naming them (`found_by` "file-name", never a note to patch)."""
+        if not candidate.target:
+            return []
+        found = []
+        for path, _ in self.with_stem(subject.link_name(candidate.target)):
+            text = None if never_owned(path) or path == candidate.inbox_path else self.text(path)
+            if text is None:
+                continue
+            note = self.parsed(path, text)
+            if subject.names_alike(candidate, path, note.curator_owned):
+                found.append(replace(note, found_by="file-name"))
+        return found
 
     def titled_alike(self, candidate: Candidate) -> list[Alike]:
         """Notes whose file name holds `ALIKE` or more of the distinct words of the candidate's
@@ -270,12 +290,15 @@ class Questions(ABC):
 
     def _peers(self, candidate: Candidate) -> list[str]:
         """The notes the candidate's fields point at, scored beside its neighbours whatever
-        words they share (`evidence`): the events of its day, when it has a source, and the
-        notes its `topic` names."""
+        words they share (`evidence`): the events of its day and the facts of its entity, when it
+        has a source, and the notes its `topic` names."""
         fm, found = candidate.frontmatter, self._topic_names(candidate)
+        sourced = bool(evidence.sources(fm, self.rules.settings))
         event = candidate.surface is not None and candidate.surface.type == "event"
-        if event and evidence.sources(fm, self.rules.settings):
+        if event and sourced:
             found += self.events_on(str(fm.get("date"))[:10])[:PEERS]
+        if sourced and candidate.surface is not None and "entity" in candidate.surface.key and candidate.target:
+            found += self.in_folder(candidate.target.rsplit("/", 1)[0] + "/")[:PEERS]  # its entity's other facts
         skipped = (candidate.target, candidate.inbox_path)
         return [p for p in dict.fromkeys(found) if p not in skipped and pairable(p)]
 

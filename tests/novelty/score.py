@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,22 @@ class Run:
         return inbox
 
 
+def link_name(rel: str) -> str:
+    """A note's file name as Obsidian resolves a `[[link]]` to it: case-insensitive, NFC."""
+    return unicodedata.normalize("NFC", rel.rsplit("/", 1)[-1].removesuffix(".md")).casefold()
+
+
+def namesakes(target: str | None, person: Iterable[str], owned: Iterable[str]) -> list[str]:
+    """The vault notes a promote at `target` shares its link name with (an ambiguous `[[link]]`): any of the
+    person's notes, and a curator-owned note of another top folder. Two notes of one surface share names by its
+    path template (`facts/*/license.md`: their key is the folder too), so those are not counted."""
+    if not target:
+        return []
+    top = target.split("/", 1)[0]
+    found = [p for p in person if link_name(p) == link_name(target)]
+    return found + [p for p in owned if link_name(p) == link_name(target) and p.split("/", 1)[0] != top]
+
+
 def names(text: str, notes: Iterable[str]) -> bool:
     return any(n in text or n.removesuffix(".md") in text for n in notes)
 
@@ -156,6 +173,8 @@ def score_main(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
     run = Run(cli, source, work)
     for rel in labels:
         run.add(rel, (SET["dir"] / "candidates" / rel).read_text(encoding="utf-8"))
+    person = [p for p in run.original if p.endswith(".md")]
+    owned = [p.relative_to(SET["dir"] / "owned").as_posix() for p in (SET["dir"] / "owned").rglob("*.md")]
     actions = run.sweep()
     after = digests(run.vault)
     changed = sorted(p for p, h in run.original.items() if after.get(p) != h)
@@ -178,6 +197,8 @@ def score_main(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
         item["duplicate_promoted"] = label["class"] in DUPLICATES and verdict == "promote"
         item["second_note"] = bool(about) and verdict == "promote"
         item["contradiction_merged"] = label["class"] in CONFLICTS and verdict == "patch"
+        item["named_like"] = namesakes(action.get("target_path"), person, owned) if verdict == "promote" else []
+        item["code"] = action.get("reason_code")
         # a patch into a note about another subject: neither the labeled target nor a note it is about
         allowed = {label.get("patch_target"), *about}
         item["wrong_patch"] = verdict == "patch" and action.get("target_path") not in allowed
@@ -193,6 +214,7 @@ def score_main(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
     floor = sum(bool(lb.get("review_only")) for lb in labels.values()) / n
     judge_less = sum(waits(lb) for lb in labels.values()) / n
     careless = [i for i in items if i["careless"]]
+    contradictions = [i for i in items if i["class"] == "contradiction"]
     return {
         "n": n,
         "acceptable": sum(i["acceptable"] for i in items) / n,
@@ -204,6 +226,9 @@ def score_main(cli: list[str], source: Path, work: Path) -> dict[str, Any]:
         "second_notes": sum(i["second_note"] for i in items),
         "wrong_patches": sum(i["wrong_patch"] for i in items),
         "contradictions_merged": sum(i["contradiction_merged"] for i in items),
+        "named_like_vault_note": sum(bool(i["named_like"]) for i in items),
+        "contradictions_named": sum(i["code"] == "contradiction" for i in contradictions),
+        "contradictions_n": len(contradictions),
         "person_notes_identical": not changed,
         "person_notes_changed": changed,
         "review_fraction": review,
@@ -322,6 +347,12 @@ def table(result: dict[str, Any]) -> str:
             ("main", "second notes for a subject", str(m["second_notes"])),
             ("main", "patches into another note", str(m["wrong_patches"])),
             ("main", "contradictions merged (patched)", str(m["contradictions_merged"])),
+            ("main", "notes named like a vault note", str(m["named_like_vault_note"])),
+            (
+                "main",
+                "contradictions named as such",
+                f"{m['contradictions_named']}/{m['contradictions_n']}",
+            ),
             ("main", "person's notes byte-identical", "yes" if m["person_notes_identical"] else "NO"),
             (
                 "main",
