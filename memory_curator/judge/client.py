@@ -31,7 +31,8 @@ from pydantic import ValidationError
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.clock import Clock, SystemClock
 from memory_curator.core.decide import JudgeVerdict
-from memory_curator.core.facts import Querier
+from memory_curator.core.facts import ExistingNote, Querier
+from memory_curator.core.ownership import judge_may_change
 from memory_curator.core.privacy import withheld
 from memory_curator.core.rules import Rules
 from memory_curator.core.secrets import not_served
@@ -76,17 +77,21 @@ def gather(
     k: int,
     private: tuple[str, ...] = (),
     secrets: SecretSettings = DEFAULT_SECRETS,
+    rules: Rules | None = None,
 ) -> list[Item]:
-    """Each candidate with at most k durable notes, read once each: the notes about its
-    subject first (`subject_notes`), then its nearest neighbours, lexical and semantic in
-    turn (the semantic list is empty unless the rules name a model). A note with a privacy tag
-    in `private` that no person approved, or holding a credential (`secrets`), is never shown
-    to the model: neither leaves the machine."""
+    """Each candidate with at most k durable notes, read once each: the note with its key (a
+    person's: the only ones with a key that are sent), then the notes about its subject
+    (`subject_notes`), then its nearest neighbours, lexical and semantic in turn (the semantic
+    list is empty unless the rules name a model). A note with a privacy tag in `private` that no
+    person approved, or holding a credential (`secrets`), is never shown to the model: neither
+    leaves the machine. `rules` (else the querier's) say whose each note is."""
+    rules = rules if rules is not None else getattr(querier, "rules", None)
     notes: dict[str, Shown | None] = {}
     items = []
     for candidate in candidates:
         shown: list[Shown] = []
-        about = [n.path for n in querier.subject_notes(candidate)] if k else []
+        keyed = [candidate.target] if k and candidate.target else []
+        about = [*keyed, *(n.path for n in querier.subject_notes(candidate))] if k else []
         lexical = [n.path for n in querier.neighbours(candidate, k)] if k else []
         paired = [n.path for n in querier.semantic_neighbours(candidate, k)] if k else []
         near = [p for pair in itertools.zip_longest(lexical, paired) for p in pair if p is not None]
@@ -98,12 +103,18 @@ def gather(
                     or withheld(existing.note, private) is not None
                     or not_served(existing.text, secrets) is not None
                 )
-                notes[path] = None if hidden or existing is None else Shown(existing.path, existing.text)
+                notes[path] = None if hidden or existing is None else _shown(existing, rules)
             note = notes[path]
             if note is not None and note not in shown and len(shown) < k:
                 shown.append(note)
         items.append(Item(candidate, tuple(shown)))
     return items
+
+
+def _shown(note: ExistingNote, rules: Rules | None) -> Shown:
+    """The note as the judge is shown it; without rules to tell, it is the person's."""
+    yours = rules is None or not judge_may_change(note.path, note.frontmatter, rules)
+    return Shown(note.path, note.text, yours)
 
 
 # --- the request ---------------------------------------------------------------------------------
@@ -165,7 +176,8 @@ class AnthropicJudge:
         verdicts: dict[str, JudgeVerdict] = {}
         todo: list[tuple[Item, str]] = []
         settings = rules.settings
-        for item in gather(candidates, querier, self.settings.neighbours, settings.privacy_tags, settings.secrets):
+        shown = gather(candidates, querier, self.settings.neighbours, settings.privacy_tags, settings.secrets, rules)
+        for item in shown:
             key = item.cache_key(rules, self.settings.model)
             hit = self.cache.get(key, item) if self.cache else None
             if hit is not None:

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.decide import JudgeVerdict
 from memory_curator.core.notes import content_hash, parse
-from memory_curator.core.ownership import NOT_ITS_NOTE, judge_may_change
+from memory_curator.core.ownership import NOT_ITS_NOTE, judge_may_change, never_owned
 from memory_curator.core.rules import CRITERIA, Rules
 from memory_curator.core.settings import JudgeSettings
 
@@ -68,6 +68,7 @@ class Shown:
 
     path: str
     text: str
+    yours: bool = True  # the person's: the judge may not change it (`ownership.judge_may_change`)
 
     @property
     def digest(self) -> str:
@@ -183,18 +184,22 @@ def map_answers(batch: Batch, prompt: Prompt, rules: Rules, model: str) -> dict[
         if problem:
             out[path] = failed(problem, audit)
             continue
-        target = prompt.notes[answer.target].path if answer.target else None
-        out[path] = to_verdict(answer, target, audit)
+        note = prompt.notes[answer.target] if answer.target else None
+        out[path] = to_verdict(answer, note.path if note else None, audit, note.yours if note else False)
     return out
 
 
 def _out_of_reach(answer: Answer, prompt: Prompt, rules: Rules) -> str | None:
-    """A patch or a duplicate (or a cited drop) naming a note the judge may not change: only
-    curator-owned notes on a declared surface (`ownership.judge_may_change`)."""
+    """An answer naming a note outside the vault's notes (`_meta/`, `_inbox/`, digests, a
+    dot-folder: `ownership.never_owned`), or citing a drop rule against a note the judge may
+    not change. A duplicate of any other note drops the candidate and touches no note; what
+    extends a person's note waits for that person (`to_verdict`'s `yours`)."""
     if not answer.target or not (answer.relation in TARGETED or answer.drop_rule):
         return None
     note = prompt.notes[answer.target]
-    if judge_may_change(note.path, parse(note.text).frontmatter, rules):
+    if never_owned(note.path):
+        return f"target {flat_line(answer.target, 20)!r} {NOT_ITS_NOTE}"
+    if not answer.drop_rule or judge_may_change(note.path, parse(note.text).frontmatter, rules):
         return None
     return f"target {flat_line(answer.target, 20)!r} {NOT_ITS_NOTE}"
 
@@ -226,7 +231,8 @@ def _problem(answer: Answer, allowed: tuple[str, ...], rules: Rules) -> str | No
     return None
 
 
-def to_verdict(answer: Answer, target: str | None, audit: Mapping[str, Any]) -> JudgeVerdict:
+def to_verdict(answer: Answer, target: str | None, audit: Mapping[str, Any], yours: bool = False) -> JudgeVerdict:
+    """`yours`: the target is the person's note (it was shown as theirs)."""
     criteria = {name: _TRI[getattr(answer.criteria, name)] for name in CRITERIA}
     return JudgeVerdict(
         criteria=criteria,
@@ -235,13 +241,19 @@ def to_verdict(answer: Answer, target: str | None, audit: Mapping[str, Any]) -> 
         drop_rule=answer.drop_rule or None,
         reason=flat_line(answer.reason),
         audit=dict(audit),
+        yours=yours and target is not None,
     )
 
 
 def _within_reach(verdict: JudgeVerdict, may_change: Callable[[str], bool]) -> JudgeVerdict:
-    if not reaches(verdict) or may_change(verdict.target or ""):
+    """Checked against the vault as it is now: a patch (or a cited drop) only of a note the judge
+    may change; a duplicate only of a note of the vault's (a drop touches no note)."""
+    target = verdict.target or ""
+    if verdict.failure is not None or not verdict.target:
         return verdict
-    return replace(verdict, failure=f"judge unavailable: target {verdict.target} {NOT_ITS_NOTE}")
+    if (reaches(verdict) and not may_change(target)) or (asks_drop(verdict) and never_owned(target)):
+        return replace(verdict, failure=f"judge unavailable: target {verdict.target} {NOT_ITS_NOTE}")
+    return verdict
 
 
 def failed(cause: str, audit: Mapping[str, Any] | None = None) -> JudgeVerdict:
@@ -253,9 +265,10 @@ def asks_drop(verdict: JudgeVerdict) -> bool:
 
 
 def reaches(verdict: JudgeVerdict) -> bool:
-    """The verdict would change a note or drop the candidate as a duplicate of its target."""
-    targeted = verdict.relation in TARGETED or asks_drop(verdict)
-    return verdict.failure is None and verdict.target is not None and targeted
+    """The verdict would change its target note (a patch of the curator's), or cites a drop rule
+    against it; a duplicate changes no note, and what extends the person's note only waits."""
+    patch = verdict.relation in ("extends", "supersedes") and not verdict.yours
+    return verdict.failure is None and verdict.target is not None and (patch or verdict.drop_rule is not None)
 
 
 def guard(
