@@ -25,7 +25,7 @@ from memory_curator.core.clock import FixedClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.secrets import hashed, mask, masked_text, scan
 
-from conftest import NOW
+from conftest import NOW, SHARED, require_shared
 
 PLACES = ("inline", "yaml", "fenced", "link")
 
@@ -221,3 +221,15 @@ def test_the_terminal_review_shows_the_item_with_each_credential_masked(place: s
         for finding in item.secrets:
             key = [part.strip() for part in finding.secret.split("\n") if "-----" not in part]  # not the header
             assert not any(part in screen for part in key), (name, place)
+
+
+@pytest.mark.parametrize("name", ["obsidian-help-en", "agent-learnings-es"])
+def test_no_note_of_the_real_vaults_is_flagged(name: str) -> None:
+    """Issue 39's Must show: the scan on two real vaults flags no note (none holds a credential;
+    docs/safety.md lists the 11 lines the raw plugins flagged before the filters, none real)."""
+    root = SHARED / "real-vaults" / name
+    require_shared(root)
+    notes = [p for p in root.rglob("*.md") if ".obsidian" not in p.parts]
+    assert len(notes) > 100
+    flagged = {str(p.relative_to(root)): scan(p.read_bytes().decode("utf-8", "replace")) for p in notes}
+    assert {rel: found for rel, found in flagged.items() if found} == {}
