@@ -283,7 +283,7 @@ def _ask_judge(
 
 
 def reach(sweep: Sweep) -> Callable[[str], bool]:
-    """Whether the judge may change (patch, or call a duplicate) the note at a path, as the
+    """Whether the judge may change (patch, or cite a drop rule against) the note at a path, as the
     vault holds it now (`ownership.judge_may_change`); an unreadable note is out of reach."""
 
     def may_change(rel: str) -> bool:
