@@ -58,8 +58,8 @@ Sweeping the inbox weekly keeps it small.
 """
 NEIGHBOUR = "insights/weekly-sweeps.md"
 OTHER = "facts/obsidian/file-format.md"
-_CANDIDATE = re.compile(r'<candidate id="(c\d+)" notes="([^"]*)">\n(.*?)\n</candidate>', re.DOTALL)
-_NOTE = re.compile(r'<note id="(n\d+)">\n(.*?)\n</note>', re.DOTALL)
+_CANDIDATE = re.compile(r'<candidate id="(c\d+)" notes="([^"]*)"[^>]*>\n(.*?)\n</candidate>', re.DOTALL)
+_NOTE = re.compile(r'<note id="(n\d+)"[^>]*>\n(.*?)\n</note>', re.DOTALL)
 
 
 def insight(number: int, body: str = "") -> str:

@@ -86,7 +86,11 @@ def test_the_judge_cannot_patch_any_note_not_marked_human(
     assert len(model.requests) == 1 and out["patched"] == 0
     for action in out["actions"]:
         assert action["verdict"] == "needs_review", action
-        assert "is not one of the notes it may change" in action["reason"], action
+    rules_file, *persons = sorted(out["actions"], key=lambda a: a["inbox_path"])
+    assert "is not one of the notes it may change" in rules_file["reason"], rules_file
+    for action, target in zip(persons, targets[1:], strict=True):  # issue 38: the person's notes wait for them
+        assert action["reason"].startswith(f"extends your note {target}"), action
+        assert action["reason_code"] == "persons-note"
     assert {rel: (vault / rel).read_bytes() for rel in targets} == before
     load_for_vault(vault)  # the rules file still loads: later sweeps are not broken
 
@@ -120,8 +124,10 @@ def test_a_rules_surface_pointing_into_meta_obsidian_or_the_inbox_is_refused(tmp
 def test_the_circuit_breaker_withholds_a_judge_drop_outside_its_reach_whatever_the_count(
     vault: Path, write_candidate, tmp_path: Path
 ) -> None:
-    """Two drops are far under `breaker_min`; still, a drop whose target the judge may not
-    change is withheld (here a judge that skips the prompt's own checks, as a cache could)."""
+    """Two drops are far under `breaker_min`; still, a drop naming the rules file, or citing a drop
+    rule against a note the judge may not change, is withheld (here a judge that skips the
+    prompt's own checks, as a cache could). A duplicate of the person's note drops (issue 38):
+    it touches no note."""
     persons_notes(vault)
     named = {
         "insight-01.md": JudgeVerdict(relation="duplicate", target=RULES, reason="same"),
@@ -137,8 +143,10 @@ def test_the_circuit_breaker_withholds_a_judge_drop_outside_its_reach_whatever_t
     ctx = build_context(vault, str(tmp_path / "state"), Seams(judge=fixed_judge(judge)))
     result = sweep_mod.run(ctx, vault / "_inbox/agent-a", sweep_mod.Options())
     actions = result.agents[0].actions
-    assert [a.verdict for a in actions] == ["needs_review"] * 3, actions
-    assert all("is not one of the notes it may change" in a.reason for a in actions)
+    assert [a.verdict for a in actions] == ["needs_review", "drop", "needs_review"], actions
+    withheld = (actions[0], actions[2])
+    assert all("is not one of the notes it may change" in a.reason for a in withheld)
+    assert actions[1].reason.startswith(f"already known and unchanged ({DIARY})")
     assert any("not one of the notes it may change" in p for p in (result.judge or {}).get("problems", []))
 
 

@@ -274,7 +274,7 @@ def _ask_judge(
 
 
 def reach(sweep: Sweep) -> Callable[[str], bool]:
-    """Whether the judge may change (patch, or call a duplicate) the note at a path, as the
+    """Whether the judge may change (patch, or cite a drop rule against) the note at a path, as the
     vault holds it now (`ownership.judge_may_change`); an unreadable note is out of reach."""
 
     def may_change(rel: str) -> bool:
@@ -291,7 +291,8 @@ def reach(sweep: Sweep) -> Callable[[str], bool]:
 
 def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
     """Needs review by the rules alone, with a criterion undecided (or a near-duplicate), and no
-    note with its key (patch, contradiction and person's-note cases stay with the rules)."""
+    note with its key, or only a person's note with its key (`persons-note`: the judge may find it
+    a duplicate of that note); patches and contradictions stay with the rules."""
     if candidate.inbox_path in sweep.options.overdue or candidate.note.problem or not candidate.note.text.strip():
         return False
     if candidate.privacy or candidate.secrets:  # neither private content nor a credential leaves the machine
@@ -302,8 +303,8 @@ def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
         raise
     except Exception:  # not asked about; deciding it again in `_settle` flags it with the reason
         return False
-    if facts.existing is not None:
-        return False
+    if facts.existing is not None:  # a person's note with its key: the judge may call it known, or waiting
+        return not facts.existing.curator_owned and decision.code == "persons-note"
     return decision.verdict == "needs_review" and (facts.near_duplicate or None in decision.criteria.values())
 
 

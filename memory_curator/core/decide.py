@@ -35,6 +35,7 @@ class JudgeVerdict:
     reason: str = ""
     failure: str | None = None  # why the judge could not answer for this candidate
     audit: Mapping[str, Any] = field(default_factory=dict)  # model, prompt version, raw answer: for the journal
+    yours: bool = False  # `target` is a note the judge may not change (`ownership.judge_may_change`): a person's
 
 
 @dataclass(frozen=True)
@@ -85,11 +86,14 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
         return dropped
     if candidate.privacy:
         return Decision("needs_review", private_reason(candidate), surface, candidate.target, code="private")
+    criteria = evaluate_criteria(rules.criteria, subject, judge)
+    flagged = _judge_flag(candidate, judge, criteria)
+    if flagged is not None:
+        return flagged
     if candidate.surface is None:
         why = "; ".join(p for p in (placement_problem(candidate, rules), found_notes(facts)) if p)
         why = with_hints(_with_closest(why, facts, rules.settings), candidate)
         return Decision("needs_review", why, code="no-surface")
-    criteria = evaluate_criteria(rules.criteria, subject, judge)
     named = _judge_relation(candidate, rules, judge, criteria)
     if named is not None:
         return named
@@ -225,21 +229,34 @@ def _differs(comparison: Comparison) -> str:
     return "; ".join(said)
 
 
-def _judge_relation(
-    candidate: Candidate, rules: Rules, judge: JudgeVerdict | None, criteria: dict[str, Value]
-) -> Decision | None:
-    """What the judge said about the notes it was shown. A contradiction is kept and flagged,
-    never dropped or patched; extends/supersedes patch that note (the merge keeps the old
-    value in history); a drop rule the fields do not meet is a person's call."""
+def _judge_flag(candidate: Candidate, judge: JudgeVerdict | None, criteria: dict[str, Value]) -> Decision | None:
+    """What the judge said that makes a candidate wait whatever the rules said (no surface, a
+    criterion failed): a contradiction is kept and flagged, never dropped or patched; what
+    extends or supersedes a person's note waits for that person, naming it."""
     if not _usable(judge):
         return None
     surface = candidate.surface.name if candidate.surface else None
-    said = _judge_said(judge)
     if judge.relation == "contradicts":
         why = f"contradiction: contradicts {judge.target or 'a note'}" + (f" ({judge.reason})" if judge.reason else "")
         return Decision(
             "needs_review", why, surface, judge.target, criteria=criteria, contradiction=True, code="contradiction"
         )
+    if judge.relation in ("extends", "supersedes") and judge.target and judge.yours:
+        why = f"{judge.relation} your note {judge.target}{_judge_said(judge)}"
+        return Decision("needs_review", why, surface, judge.target, criteria=criteria, code="persons-note")
+    return None
+
+
+def _judge_relation(
+    candidate: Candidate, rules: Rules, judge: JudgeVerdict | None, criteria: dict[str, Value]
+) -> Decision | None:
+    """What else the judge said about the notes it was shown (`_judge_flag` first):
+    extends/supersedes patch the curator's note (the merge keeps the old value in history);
+    a drop rule the fields do not meet is a person's call."""
+    if not _usable(judge):
+        return None
+    surface = candidate.surface.name if candidate.surface else None
+    said = _judge_said(judge)
     if judge.relation == "duplicate":
         why = f"the judge found a duplicate of {judge.target}, but the rules have no {KNOWN_RULE!r} drop rule{said}"
         return Decision("needs_review", why, surface, candidate.target, criteria=criteria, code="judge")

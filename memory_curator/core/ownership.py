@@ -8,8 +8,9 @@ persons, projects and research), and is not itself marked as a person's
 Every other note is the person's: a sweep and the judge never change it, and only a person
 who sees the diff and confirms it writes into it.
 
-The judge reaches less still: it may patch, or call a duplicate, only a curator-owned note
-on a declared surface (`judge_may_change`).
+The judge reaches less still: it may patch only a curator-owned note on a declared surface
+(`judge_may_change`); a duplicate it finds of any other vault note drops the candidate and
+changes no note (`judge.prompt`).
 
 An inbox candidate cannot make itself the person's: its own `source_skill: human` /
 `author: user` is hidden from the rules' conditions and kept in its `curated_from` entry
@@ -76,7 +77,7 @@ def curator_owned(rel: str, frontmatter: Mapping[str, Any], rules: Rules) -> boo
 
 
 def judge_may_change(rel: str, frontmatter: Mapping[str, Any], rules: Rules) -> bool:
-    """A note the judge may patch or call a duplicate: curator-owned and on a declared surface."""
+    """A note the judge may patch (or cite a drop rule against): curator-owned and on a declared surface."""
     return curator_owned(rel, frontmatter, rules) and on_surface(rel, rules.surfaces)
 
 

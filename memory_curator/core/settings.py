@@ -36,7 +36,7 @@ class JudgeSettings:
     enabled: bool = True
     model: str = "claude-haiku-5-5"
     effort: str | None = None
-    max_tokens: int = 4096
+    max_tokens: int = 16000  # a cap: a request asks 1024 + 512 per candidate at most (`judge.prompt.max_tokens`)
     timeout_seconds: float = 60.0
     max_retries: int = 2
     deadline_seconds: float = 60.0  # wall clock for all judge requests of one sweep, retries included

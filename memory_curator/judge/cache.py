@@ -49,11 +49,12 @@ class VerdictCache:
         except ValidationError:
             return None
         target = entry.get("target")
-        if target is not None and target not in {n.path for n in item.neighbours}:
+        shown = {n.path: n for n in item.neighbours}
+        if target is not None and target not in shown:
             return None
         raw = stored(entry["answer"])  # an entry written before answers were cut is cut here
         audit = {"model": entry.get("model"), "prompt_version": PROMPT_VERSION, "raw": raw, "cached": True}
-        return to_verdict(answer, target, audit)
+        return to_verdict(answer, target, audit, target is not None and shown[target].yours)
 
     def put(self, key: str, verdict: JudgeVerdict) -> None:
         if verdict.failure is not None:

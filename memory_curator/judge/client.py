@@ -30,12 +30,16 @@ from pydantic import ValidationError
 
 from memory_curator.core.candidate import Candidate
 from memory_curator.core.clock import Clock, SystemClock
+from memory_curator.core.comparison import observed
 from memory_curator.core.decide import JudgeVerdict
-from memory_curator.core.facts import Querier
+from memory_curator.core.facts import ExistingNote, Neighbour, Querier
+from memory_curator.core.judge_view import surface_key
+from memory_curator.core.ownership import judge_may_change
 from memory_curator.core.privacy import withheld
 from memory_curator.core.rules import Rules
 from memory_curator.core.secrets import not_served
 from memory_curator.core.settings import JudgeSettings, SecretSettings
+from memory_curator.core.text import iso
 from memory_curator.judge.cache import CACHE_FILE, VerdictCache
 from memory_curator.judge.prompt import (
     PROMPT_VERSION,
@@ -47,6 +51,7 @@ from memory_curator.judge.prompt import (
     failed,
     flat_line,
     map_answers,
+    max_tokens,
 )
 from memory_curator.judge.settings import KEY_ENV
 from memory_curator.store.bell import Bell
@@ -76,18 +81,25 @@ def gather(
     k: int,
     private: tuple[str, ...] = (),
     secrets: SecretSettings = DEFAULT_SECRETS,
+    rules: Rules | None = None,
 ) -> list[Item]:
-    """Each candidate with at most k durable notes, read once each: the notes about its
-    subject first (`subject_notes`), then its nearest neighbours, lexical and semantic in
-    turn (the semantic list is empty unless the rules name a model). A note with a privacy tag
-    in `private` that no person approved, or holding a credential (`secrets`), is never shown
-    to the model: neither leaves the machine."""
+    """Each candidate with at most k durable notes, read once each: the note with its key (a
+    person's: the only ones with a key that are sent), then the notes about its subject
+    (`subject_notes`), then its nearest neighbours, lexical and semantic in turn (the semantic
+    list is empty unless the rules name a model). A note with a privacy tag in `private` that no
+    person approved, or holding a credential (`secrets`), is never shown to the model: neither
+    leaves the machine. `rules` (else the querier's) say whose each note is. A lexical neighbour
+    under half the near-duplicate score shares words, not a subject: only the closest such is
+    shown (as `decide` names the closest notes)."""
+    rules = rules if rules is not None else getattr(querier, "rules", None)
+    floor = rules.settings.near_duplicate_score / 2 if isinstance(rules, Rules) else 0.0
     notes: dict[str, Shown | None] = {}
     items = []
     for candidate in candidates:
         shown: list[Shown] = []
-        about = [n.path for n in querier.subject_notes(candidate)] if k else []
-        lexical = [n.path for n in querier.neighbours(candidate, k)] if k else []
+        keyed = [candidate.target] if k and candidate.target else []
+        about = [*keyed, *(n.path for n in querier.subject_notes(candidate))] if k else []
+        lexical = _related(querier.neighbours(candidate, k), floor) if k else []
         paired = [n.path for n in querier.semantic_neighbours(candidate, k)] if k else []
         near = [p for pair in itertools.zip_longest(lexical, paired) for p in pair if p is not None]
         for path in dict.fromkeys([*about, *near]):
@@ -98,12 +110,26 @@ def gather(
                     or withheld(existing.note, private) is not None
                     or not_served(existing.text, secrets) is not None
                 )
-                notes[path] = None if hidden or existing is None else Shown(existing.path, existing.text)
+                notes[path] = None if hidden or existing is None else _shown(existing, rules)
             note = notes[path]
             if note is not None and note not in shown and len(shown) < k:
                 shown.append(note)
         items.append(Item(candidate, tuple(shown)))
     return items
+
+
+def _related(found: Sequence[Neighbour], floor: float) -> list[str]:
+    """The closest neighbour, and the others at `floor` or above."""
+    return [n.path for index, n in enumerate(found) if index == 0 or n.score >= floor]
+
+
+def _shown(note: ExistingNote, rules: Rules | None) -> Shown:
+    """The note as the judge is shown it: whose it is (without rules to tell, the person's), its
+    surface and path-free key, and when its value was observed."""
+    yours = rules is None or not judge_may_change(note.path, note.frontmatter, rules)
+    surface, key = surface_key(note.path, rules) if rules is not None else (None, "")
+    moment = observed(note.frontmatter)
+    return Shown(note.path, note.text, yours, surface, key, iso(moment) if moment else None)
 
 
 # --- the request ---------------------------------------------------------------------------------
@@ -165,7 +191,8 @@ class AnthropicJudge:
         verdicts: dict[str, JudgeVerdict] = {}
         todo: list[tuple[Item, str]] = []
         settings = rules.settings
-        for item in gather(candidates, querier, self.settings.neighbours, settings.privacy_tags, settings.secrets):
+        shown = gather(candidates, querier, self.settings.neighbours, settings.privacy_tags, settings.secrets, rules)
+        for item in shown:
             key = item.cache_key(rules, self.settings.model)
             hit = self.cache.get(key, item) if self.cache else None
             if hit is not None:
@@ -240,6 +267,7 @@ class AnthropicJudge:
             http_client=self.http_client,
             middleware=[guard],
         )
+        cap = max_tokens(self.settings, len(prompt.items))
         system: TextBlockParam = {"type": "text", "text": prompt.system}
         if cache_system:  # several requests share this prefix within the cache lifetime
             system["cache_control"] = {"type": "ephemeral"}
@@ -250,7 +278,7 @@ class AnthropicJudge:
         def create() -> Any:
             return client.messages.create(
                 model=self.settings.model,
-                max_tokens=self.settings.max_tokens,
+                max_tokens=cap,
                 system=[system],
                 messages=[{"role": "user", "content": prompt.user}],
                 output_config=output,
@@ -259,7 +287,7 @@ class AnthropicJudge:
         message = self._within(deadline, create, client)
         stats.add_usage(message.usage)
         if message.stop_reason != "end_turn":
-            raise Unusable(_stop_cause(message.stop_reason, self.settings.max_tokens))
+            raise Unusable(_stop_cause(message.stop_reason, cap))
         text = "".join(block.text for block in message.content if block.type == "text")
         if not text.strip():
             raise Unusable("empty answer")

@@ -3,10 +3,13 @@
     python tests/novelty/score.py [--cli "memory-curator"] [--out scores.json]
                                   [--sets main,template,one_page,retitled]
                                   [--semantic MODEL_DIR [--threshold 0.8]] [--set-dir tests/novelty_es]
+                                  [--judge]
 
 Each set runs on a fresh copy of the real vault (plus `owned/`, the curator-owned notes) through
 `<cli> init` and `<cli> run --no-judge --settle 0 --json`, with a temporary state directory.
 `--semantic` turns semantic pairing on in each copy's rules (`semantic: {model: MODEL_DIR}`).
+`--judge` sweeps without `--no-judge`: give it a `--cli` that answers the judge, such as
+`tests/judge_replay/replay_cli.py` (requests answered from files, see its README).
 `--set-dir` scores another labeled set laid out like this folder (`labels.yaml`, `candidates/`, `owned/`);
 its `set.yaml`, when present, names the real vault it is written against (`vault:`, a folder of
 ../shared/real-vaults/) and the base of the retitled set's source URLs (`source_base:`).
@@ -72,6 +75,7 @@ def body_of(text: str) -> str:
 
 
 SEMANTIC: dict[str, Any] = {}  # `--semantic`: the `semantic:` setting written into every copy's rules
+JUDGE: dict[str, bool] = {"on": False}  # `--judge`: swept without `--no-judge` (a replayed judge: ../judge_replay)
 
 
 class Run:
@@ -113,7 +117,7 @@ class Run:
                 "run",
                 "--vault",
                 str(self.vault),
-                "--no-judge",
+                *([] if JUDGE["on"] else ["--no-judge"]),
                 "--settle",
                 "0",
                 "--json",
@@ -396,7 +400,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--semantic", type=Path, metavar="MODEL_DIR", help="turn semantic pairing on with this model")
     parser.add_argument("--threshold", type=float, help="with --semantic: its threshold (default: the rules')")
+    parser.add_argument("--judge", action="store_true", help="sweep with the judge on (a --cli that answers it)")
     args = parser.parse_args(argv)
+    JUDGE["on"] = args.judge
     settings = args.set_dir / "set.yaml"
     setting = yaml.safe_load(settings.read_text(encoding="utf-8")) if settings.is_file() else {}
     SET.update(dir=args.set_dir.resolve(), source_base=setting.get("source_base", "https://help.obsidian.md/"))
@@ -408,7 +414,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             SEMANTIC["threshold"] = args.threshold
     cli, start = shlex.split(args.cli), time.monotonic()
     scorers = {"main": score_main, "template": score_template, "one_page": score_one_page, "retitled": score_retitled}
-    result: dict[str, Any] = {"cli": args.cli, "semantic": dict(SEMANTIC) or None}
+    result: dict[str, Any] = {"cli": args.cli, "semantic": dict(SEMANTIC) or None, "judge": args.judge}
     if args.set_dir.resolve() != HERE:
         result.update(set_dir=str(args.set_dir), vault=vault_src.name)
     with tempfile.TemporaryDirectory(prefix="novelty-") as tmp:

@@ -1,0 +1,164 @@
+"""Issue 38, "its answers can settle": what the judge says of the notes it was shown decides, in
+the pure core, through the real SDK over httpx2's MockTransport (`test_judge`'s fake provider).
+
+- `duplicate` of any note it was shown, a person's too, drops (restorable, no note touched),
+  naming that note;
+- `distinct` with every criterion true promotes a near-duplicate or subject-note item;
+- `contradicts` is flagged `contradiction`, whatever the rules said;
+- `extends` a person's note waits for that person, naming the note;
+- a candidate that waits only because a person's note has its key is sent too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from test_judge import (
+    NEIGHBOUR,
+    FakeModel,
+    NeighbourQuerier,
+    answer,
+    answering,
+    by_name,
+    insight,
+    judged,
+    wire_fake_api,
+)
+
+from memory_curator.cli.app import cli
+from memory_curator.commands.context import Seams
+from memory_curator.core.facts import ExistingNote
+
+__all__ = ["judged"]  # the fixture, used by name
+
+PERSONS = "insights/agents-need-a-curator.md"  # `author: user`: the person's note (vault_fixtures)
+
+
+def relate(relation: str, **extra: Any):
+    """A model that answers `relation` of the first note each candidate was shown."""
+    return answering(lambda title, cid, notes: [answer(cid, relation, notes[0] if notes else None, **extra)])
+
+
+def test_a_duplicate_of_a_persons_note_drops_naming_it(judged) -> None:
+    judged.candidates(1)
+    judged.links["insight-01.md"] = [PERSONS]
+    judged.model.reply = relate("duplicate", reason="says what the note says")
+    before = (judged.vault / PERSONS).read_bytes()
+    result, out = judged.run()
+    assert result.exit_code == 0, result.output
+    action = by_name(out)["insight-01.md"]
+    assert (action["verdict"], action.get("rule")) == ("drop", "known-unchanged"), action
+    assert action["reason"].startswith(f"already known and unchanged ({PERSONS})"), action["reason"]
+    assert (judged.vault / PERSONS).read_bytes() == before, "a drop touches no note"
+    assert (judged.vault / action["moved_to"]).is_file(), "restorable: kept under _inbox/.dropped/"
+    assert not (judged.vault / "_inbox/agent-a/insight-01.md").exists()
+
+
+def test_a_duplicate_of_the_rules_file_is_still_refused(judged) -> None:
+    """A note outside the vault's notes (`_meta/`, `_inbox/`, digests, dot-folders) is never named."""
+    judged.candidates(1)
+    judged.links["insight-01.md"] = ["_meta/inbox-rules.md"]
+    judged.model.reply = relate("duplicate")
+    _, out = judged.run()
+    action = by_name(out)["insight-01.md"]
+    assert action["verdict"] == "needs_review" and "is not one of the notes it may" in action["reason"], action
+
+
+def test_distinct_with_every_criterion_true_promotes_a_near_duplicate(judged) -> None:
+    judged.candidates(1)
+    judged.links["insight-01.md"] = [NEIGHBOUR]  # scored 1.0: a near-duplicate, novelty open
+    judged.model.reply = relate("distinct")
+    _, out = judged.run()
+    action = by_name(out)["insight-01.md"]
+    assert action["verdict"] == "promote", action
+    assert (judged.vault / action["target_path"]).is_file()
+
+
+@dataclasses.dataclass
+class SubjectQuerier(NeighbourQuerier):
+    """The neighbour querier plus fixed subject notes per candidate file name."""
+
+    about: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+    def subject_notes(self, candidate: Any) -> list[ExistingNote]:
+        found = (self.note_at(p) for p in self.about.get(Path(candidate.inbox_path).name, []))
+        return [dataclasses.replace(n, found_by="topic") for n in found if n is not None]
+
+
+def subject_seams(model: FakeModel, about: dict[str, list[str]]) -> Seams:
+    seams = wire_fake_api(model, {})
+    querier = lambda ctx, rules: SubjectQuerier(ctx.root, rules, about=about)  # noqa: E731
+    return dataclasses.replace(seams, querier=querier, env={**os.environ, "ANTHROPIC_API_KEY": "test-key"})
+
+
+@pytest.mark.parametrize("answered", ["distinct", "extends"])
+def test_a_subject_note_item_is_sent_and_settled(vault: Path, write_candidate, tmp_path: Path, answered: str) -> None:
+    write_candidate(vault, "insight-01.md", insight(1))
+    model = FakeModel(relate(answered))
+    seams = subject_seams(model, {"insight-01.md": [PERSONS]})
+    args = ["run", "_inbox/agent-a", "--vault", str(vault), "--json", "--state-dir", str(tmp_path / "s")]
+    result = CliRunner().invoke(cli, [*args, "--judge-set", "max_retries=0"], obj=seams, catch_exceptions=False)
+    (action,) = json.loads(result.stdout)["actions"]
+    assert len(model.requests) == 1, "a subject-note item is asked about"
+    if answered == "distinct":
+        assert action["verdict"] == "promote", action
+    else:
+        assert (action["verdict"], action["reason_code"]) == ("needs_review", "persons-note"), action
+        assert PERSONS in action["reason"] and "extends" in action["reason"]
+
+
+def test_contradicts_is_flagged_contradiction_whatever_the_rules_said(judged, write_candidate) -> None:
+    """A note with no surface the rules could infer (they say `no-surface`) that contradicts a note."""
+    text = "---\ntitle: Sweep cadence\nsource_url: https://example.dev/cadence\n---\nSweeping monthly is enough.\n"
+    write_candidate(judged.vault, "cadence.md", text)
+    judged.links["cadence.md"] = [NEIGHBOUR]
+    judged.model.reply = relate("contradicts", reason="monthly, not weekly")
+    _, out = judged.run()
+    assert len(judged.model.requests) == 1
+    action = by_name(out)["cadence.md"]
+    assert (action["verdict"], action["reason_code"], action.get("contradiction")) == (
+        "needs_review",
+        "contradiction",
+        True,
+    ), action
+    assert NEIGHBOUR in action["reason"]
+
+
+def test_extends_a_persons_note_waits_for_the_person_naming_it(judged) -> None:
+    judged.candidates(1)
+    judged.links["insight-01.md"] = [PERSONS]
+    judged.model.reply = relate("extends", reason="adds a point")
+    before = (judged.vault / PERSONS).read_bytes()
+    _, out = judged.run()
+    action = by_name(out)["insight-01.md"]
+    assert (action["verdict"], action["reason_code"]) == ("needs_review", "persons-note"), action
+    assert action["reason"].startswith(f"extends your note {PERSONS}"), action["reason"]
+    assert (judged.vault / PERSONS).read_bytes() == before
+    assert (judged.vault / "_inbox/agent-a/insight-01.md").is_file()
+
+
+AGENTS_NEED = """---
+type: insight
+title: Agents need a curator
+source_url: https://example.dev/curators
+confidence: 2
+---
+Agents left alone write one fact five times in five shapes; a sweep keeps the vault worth reading.
+"""
+
+
+def test_a_candidate_with_a_persons_note_at_its_key_is_sent(judged, write_candidate) -> None:
+    """Without the judge it waits (`persons-note`); the judge, shown that note, calls it a duplicate."""
+    write_candidate(judged.vault, "agents.md", AGENTS_NEED)
+    judged.model.reply = relate("duplicate", reason="the same point")
+    _, out = judged.run()
+    assert len(judged.model.requests) == 1, "sent: it waited only for novelty against the person's note"
+    action = by_name(out)["agents.md"]
+    assert (action["verdict"], action.get("rule")) == ("drop", "known-unchanged"), action
+    assert PERSONS in action["reason"]
