@@ -363,3 +363,10 @@ def test_every_real_note_is_patched_as_the_round_trip_patches_it(every: int) -> 
         with contextlib.suppress(UnicodeDecodeError):
             fast, reference = merged_both_ways(raw.decode("utf-8"), PATCH)
             assert fast == reference, path
+
+
+def test_blank_lines_after_a_nested_empty_value_go_the_round_trip_way() -> None:
+    """Hypothesis found it: ruamel keeps the blank line after `type:`'s empty `k:` with the key
+    that follows, so when that key moves (`user_approved` set again) the splice must not guess."""
+    raw = b"---\ntitle:\n  k:\n\ntags:\ntype:\n  k:\n\nuser_approved:\naliases:\ncurated_from:\n---\n"
+    promote_and_flag(raw, "c.md")

@@ -135,7 +135,7 @@ class _Block:
             (str(key.value), node, "".join(lines[starts[i] : starts[i + 1]]), _commented(values[str(key.value)]))
             for i, (key, node) in enumerate(keys)
         ]
-        if any(_empty(node) and segment.count("\n") > 1 for _, node, segment, _ in pairs[:-1]):
+        if any(_ends_empty(node) and segment.count("\n") > 1 for _, node, segment, _ in pairs[:-1]):
             return None  # ruamel keeps the lines after an empty value with the next key, not with its own
         return cls("", pairs, notes._guess_indent(source))
 
@@ -171,6 +171,15 @@ class _Block:
 
 def _empty(node: yaml.Node) -> bool:
     return isinstance(node, yaml.ScalarNode) and node.value == "" and node.style in _PLAIN_STYLES
+
+
+def _ends_empty(node: yaml.Node) -> bool:
+    """The value, or the last value nested in it (`type:\n  k:`), is empty: the lines after it are
+    kept with the next key."""
+    while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and node.value and not node.flow_style:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, yaml.MappingNode) else last
+    return _empty(node)
 
 
 def _is_flow(node: yaml.Node) -> bool:
