@@ -181,3 +181,48 @@ def test_one_function_words_it(vault: Path) -> None:
     assert cand.placement_problem(candidate, rules) == MISSING_TITLE
     good = cand.build(CAPITALISED, "_inbox/a/x.md", "a", rules)
     assert cand.placement_problem(good, rules) is None
+
+
+@pytest.mark.parametrize(("typed", "returned"), [(b"\x04", None), (b"ok\r", "ok")])
+def test_a_key_sent_the_moment_the_prompt_shows_is_read_on_a_slow_machine(
+    monkeypatch: pytest.MonkeyPatch, typed: bytes, returned: str | None
+) -> None:
+    """Seen in CI under load: Ctrl-D sent as soon as "Reason for the drop: " showed hung `review`.
+    The prompt was written before the terminal left line mode; a Ctrl-D met there is read, after
+    the switch, as a NUL byte (ignored), never as end of input. A slow switch shows it every time."""
+    import os
+    import pty
+    import select
+    import threading
+    import time
+    import tty
+
+    from memory_curator.cli import keys
+
+    real = tty.setcbreak
+
+    def slow(fd: int, when: int = 0) -> None:
+        time.sleep(0.3)  # a loaded machine between the prompt and the switch
+        real(fd, when)
+
+    monkeypatch.setattr(keys.tty, "setcbreak", slow)
+    master, slave = pty.openpty()
+    echo = os.fdopen(os.dup(slave), "w", encoding="utf-8")
+    got: list[str | None] = []
+    reader = threading.Thread(target=lambda: got.append(keys.TerminalKeys(slave, echo).line("Reason")), daemon=True)
+    reader.start()
+    seen = b""
+    while b"Reason: " not in seen:
+        assert select.select([master], [], [], 5)[0], seen
+        seen += os.read(master, 100)
+    os.write(master, typed)
+    reader.join(5)
+    try:
+        assert not reader.is_alive(), f"{typed!r} sent when the prompt showed was never read"
+        assert got == [returned]
+    finally:
+        os.write(master, b"\x04")  # frees a hung reader
+        reader.join(1)
+        echo.close()
+        os.close(slave)
+        os.close(master)

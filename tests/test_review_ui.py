@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -27,6 +28,13 @@ KEYS_LINE_END = "quit"  # the keys line ends every screen
 ROWS, COLS = 40, 120
 
 
+def _ctrl_c_on() -> None:
+    """A person's terminal delivers Ctrl-C. A suite started in the background (`.ci/run &`, nohup) has
+    SIGINT ignored, which every child inherits: Python then installs no handler and `review` never
+    sees the Ctrl-C (seen: SigIgn 0x6 in /proc/<pid>/status, a 60 s hang in the CI log)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Session:
     """One `review` on a pseudo-terminal; `screen()` waits for the keys line, `key()` sends one
     raw key, `line()` answers a text prompt (Enter included)."""
@@ -34,7 +42,9 @@ class Session:
     def __init__(self, root: Path, *args: str, rows: int = ROWS) -> None:
         argv = ["-m", "memory_curator", "review", "--vault", str(root), "--by", "tester", *args]
         env = {**os.environ, "NO_COLOR": "1", "COLUMNS": str(COLS), "LINES": str(rows)}
-        self.child = pexpect.spawn(sys.executable, argv, dimensions=(rows, COLS), encoding="utf-8", timeout=60, env=env)
+        self.child = pexpect.spawn(
+            sys.executable, argv, dimensions=(rows, COLS), encoding="utf-8", timeout=60, env=env, preexec_fn=_ctrl_c_on
+        )
         self.seen = ""
 
     def screen(self) -> str:

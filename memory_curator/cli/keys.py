@@ -94,10 +94,13 @@ class TerminalKeys:
             return _char(first, lambda: os.read(self.fd, 1))
 
     def line(self, prompt: str, default: str | None = None) -> str | None:
-        self._write(_prompt(prompt, default))
+        """The prompt is written once the terminal reads single keys: a Ctrl-D or Ctrl-C typed as
+        soon as it shows would otherwise meet the line discipline (an end of file lost on the
+        switch, the CI hang of `test_quit_and_end_of_input_exit_0_…`)."""
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         typed = ""
         with self._cbreak():
+            self._write(_prompt(prompt, default))
             while True:
                 byte = os.read(self.fd, 1)
                 if not byte or (byte == EOF_KEY and not typed):
