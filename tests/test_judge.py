@@ -227,8 +227,10 @@ def journal(state: Path) -> list[dict[str, Any]]:
 # --- one request for the whole sweep, applied deterministically ---------------------------------
 
 
-def test_twelve_undecided_candidates_go_out_in_one_request(judged) -> None:
+def test_twelve_undecided_candidates_go_out_in_one_request(judged, write_candidate) -> None:
     judged.candidates(12)
+    same_source = insight(3).replace("https://example.dev/insight-03", "https://example.dev/sweeps")
+    write_candidate(judged.vault, "insight-03.md", same_source)  # a duplicate cites nothing the note lacks
     for number in (2, 3, 5):
         judged.links[f"insight-{number:02d}.md"] = [NEIGHBOUR]
 

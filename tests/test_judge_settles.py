@@ -33,6 +33,7 @@ from test_judge import (
 
 from memory_curator.cli.app import cli
 from memory_curator.commands.context import Seams
+from memory_curator.core.decide import NAMESAKE
 from memory_curator.core.facts import ExistingNote
 
 __all__ = ["judged"]  # the fixture, used by name
@@ -45,8 +46,10 @@ def relate(relation: str, **extra: Any):
     return answering(lambda title, cid, notes: [answer(cid, relation, notes[0] if notes else None, **extra)])
 
 
-def test_a_duplicate_of_a_persons_note_drops_naming_it(judged) -> None:
-    judged.candidates(1)
+def test_a_duplicate_of_a_persons_note_drops_naming_it(judged, write_candidate) -> None:
+    write_candidate(
+        judged.vault, "insight-01.md", AGENTS_NEED.replace("source_url: https://example.dev/curators\n", "")
+    )
     judged.links["insight-01.md"] = [PERSONS]
     judged.model.reply = relate("duplicate", reason="says what the note says")
     before = (judged.vault / PERSONS).read_bytes()
@@ -58,6 +61,22 @@ def test_a_duplicate_of_a_persons_note_drops_naming_it(judged) -> None:
     assert (judged.vault / PERSONS).read_bytes() == before, "a drop touches no note"
     assert (judged.vault / action["moved_to"]).is_file(), "restorable: kept under _inbox/.dropped/"
     assert not (judged.vault / "_inbox/agent-a/insight-01.md").exists()
+
+
+def test_a_duplicate_citing_a_link_the_note_lacks_waits_naming_it(judged) -> None:
+    """Seen on the judge-on replay of tests/novelty_es: "only adds the PR link", yet duplicate, dropped."""
+    judged.candidates(1)  # its source_url, https://example.dev/insight-01, is not in the person's note
+    judged.links["insight-01.md"] = [PERSONS]
+    judged.model.reply = relate("duplicate", reason="only adds a link")
+    before = (judged.vault / PERSONS).read_bytes()
+    _, out = judged.run()
+    action = by_name(out)["insight-01.md"]
+    assert (action["verdict"], action["reason_code"]) == ("needs_review", "persons-note"), action
+    assert action["reason"] == (
+        f"extends your note {PERSONS} (judge: only adds a link; the note does not hold https://example.dev/insight-01)"
+    )
+    assert (judged.vault / PERSONS).read_bytes() == before
+    assert (judged.vault / "_inbox/agent-a/insight-01.md").is_file()
 
 
 def test_a_duplicate_of_the_rules_file_is_still_refused(judged) -> None:
@@ -85,15 +104,16 @@ class SubjectQuerier(NeighbourQuerier):
     """The neighbour querier plus fixed subject notes per candidate file name."""
 
     about: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    found_by: str = "topic"
 
     def subject_notes(self, candidate: Any) -> list[ExistingNote]:
         found = (self.note_at(p) for p in self.about.get(Path(candidate.inbox_path).name, []))
-        return [dataclasses.replace(n, found_by="topic") for n in found if n is not None]
+        return [dataclasses.replace(n, found_by=self.found_by) for n in found if n is not None]
 
 
-def subject_seams(model: FakeModel, about: dict[str, list[str]]) -> Seams:
+def subject_seams(model: FakeModel, about: dict[str, list[str]], found_by: str = "topic") -> Seams:
     seams = wire_fake_api(model, {})
-    querier = lambda ctx, rules: SubjectQuerier(ctx.root, rules, about=about)  # noqa: E731
+    querier = lambda ctx, rules: SubjectQuerier(ctx.root, rules, about=about, found_by=found_by)  # noqa: E731
     return dataclasses.replace(seams, querier=querier, env={**os.environ, "ANTHROPIC_API_KEY": "test-key"})
 
 
@@ -111,6 +131,26 @@ def test_a_subject_note_item_is_sent_and_settled(vault: Path, write_candidate, t
     else:
         assert (action["verdict"], action["reason_code"]) == ("needs_review", "persons-note"), action
         assert PERSONS in action["reason"] and "extends" in action["reason"]
+
+
+def test_distinct_never_promotes_a_namesake_of_a_persons_note(vault: Path, write_candidate, tmp_path: Path) -> None:
+    """Seen on the judge-on replay of both labeled sets: the judge said distinct of facts/logseq/themes.md
+    and it was promoted, making the person's [[Themes]] ambiguous. A file name is no question of novelty."""
+    from test_sameness import LOGSEQ, THEMES
+
+    (vault / "Appearance").mkdir()
+    (vault / "Appearance/Themes.md").write_text(THEMES, encoding="utf-8")
+    write_candidate(vault, "logseq-themes.md", LOGSEQ)
+    model = FakeModel(relate("distinct", reason="about Logseq themes, not Obsidian's"))
+    seams = subject_seams(model, {"logseq-themes.md": ["Appearance/Themes.md"]}, found_by=NAMESAKE)
+    args = ["run", "_inbox/agent-a", "--vault", str(vault), "--json", "--state-dir", str(tmp_path / "s")]
+    result = CliRunner().invoke(cli, [*args, "--judge-set", "max_retries=0"], obj=seams, catch_exceptions=False)
+    (action,) = json.loads(result.stdout)["actions"]
+    assert len(model.requests) == 1, "novelty was open: the judge was asked"
+    assert (action["verdict"], action["reason_code"]) == ("needs_review", "subject-note"), action
+    assert "[[Themes]] would be ambiguous" in action["reason"] and "Appearance/Themes.md" in action["reason"]
+    assert "(judge: about Logseq themes" in action["reason"]
+    assert not (vault / "facts/logseq/themes.md").exists()
 
 
 def test_contradicts_is_flagged_contradiction_whatever_the_rules_said(judged, write_candidate) -> None:
@@ -160,5 +200,9 @@ def test_a_candidate_with_a_persons_note_at_its_key_is_sent(judged, write_candid
     _, out = judged.run()
     assert len(judged.model.requests) == 1, "sent: it waited only for novelty against the person's note"
     action = by_name(out)["agents.md"]
-    assert (action["verdict"], action.get("rule")) == ("drop", "known-unchanged"), action
-    assert PERSONS in action["reason"]
+    # its source is not in the person's note: not unchanged, so it waits for the person, naming the note
+    assert (action["verdict"], action["reason_code"], action["target_path"]) == (
+        "needs_review",
+        "persons-note",
+        PERSONS,
+    )

@@ -81,11 +81,64 @@ def test_labeled_set_meets_issue_28(name: str, tmp_path_factory: pytest.TempPath
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38's target needs a reader of prose: the judge (branch `judge`)")
+@pytest.mark.xfail(strict=True, reason="issue 38's target needs a reader of prose: met with the judge (below)")
 @pytest.mark.parametrize("name", SETS)
 def test_contradictions_are_named_as_such(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     m = computed_once(tmp_path_factory, f"{name}-main", lambda: score(name, "main", tmp_path_factory.mktemp("s")))
     m = m["main"]
+    assert m["contradictions_named"] >= CONTRADICTIONS_NAMED_TARGET * m["contradictions_n"]
+
+
+# --- with the judge: the captured requests, answered once by blind readers, replayed (tests/judge_replay/) ---
+
+REPLAY = HERE / "judge_replay"
+JUDGE_REVIEW_TARGET = 1.25  # issue 38: the review fraction at most 1.25 x the only-review floor, judge on
+# Not met: x1.45 and x1.37. A judge's "duplicate" citing a link or date the note lacks waits (core.unsaid): it
+# cost 8 and 5 paraphrases with a new source their wait, and saved 4 wrong drops (94.1% acceptable before).
+JUDGE_REVIEW_FLOOR = 1.5
+JUDGED_FLOORS = {  # what the replayed answers reach; one Spanish price note is promoted beside a person's note
+    "novelty": {"second_notes": 0, "contradictions_named": 7},
+    "novelty_es": {"second_notes": 1, "contradictions_named": 5},
+}
+
+
+def judged(name: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    require_shared(SHARED / "real-vaults" / VAULTS[name])
+    cli = f"{sys.executable} {REPLAY / 'replay_cli.py'} --dir {REPLAY / name} --"
+    args = ["--judge", "--cli", cli, "--set-dir", str(SETS[name]), "--sets", "main"]
+    out = str(tmp_path_factory.mktemp("j") / "scores.json")
+    result: dict[str, Any] = computed_once(
+        tmp_path_factory, f"{name}-judged", lambda: scorer().main([*args, "--out", out])
+    )
+    return result["main"]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_with_the_judge_replayed_the_labeled_set_meets_issue_38(name: str, tmp_path_factory) -> None:
+    m = judged(name, tmp_path_factory)
+    wrong = [(i["file"], i["verdict"], i["reason"]) for i in m["items"] if not i["acceptable"]]
+    assert m["acceptable"] >= ACCEPTABLE, wrong
+    assert (m["wrong_drops"], m["duplicates_promoted"], m["wrong_patches"], m["contradictions_merged"]) == (0, 0, 0, 0)
+    assert m["person_notes_identical"] and not m["fate_mismatches"], m["person_notes_changed"]
+    assert m["named_like_vault_note"] == 0, [(i["file"], i["named_like"]) for i in m["items"] if i["named_like"]]
+    assert m["second_notes"] <= JUDGED_FLOORS[name]["second_notes"], [i["file"] for i in m["items"] if i["second_note"]]
+    assert m["contradictions_named"] >= JUDGED_FLOORS[name]["contradictions_named"]
+    assert m["review_ratio"] <= JUDGE_REVIEW_FLOOR, m["review_ratio"]
+    assert m["review_fraction"] < m["review_floor_judge_less"], "the judge settles some of what waits without it"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 38's target is not met: new links keep paraphrases waiting (above)")
+@pytest.mark.parametrize("name", SETS)
+def test_with_the_judge_the_review_fraction_is_within_a_quarter_of_its_floor(name: str, tmp_path_factory) -> None:
+    assert judged(name, tmp_path_factory)["review_ratio"] <= JUDGE_REVIEW_TARGET
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["novelty", pytest.param("novelty_es", marks=pytest.mark.xfail(strict=True, reason="5 of 7 named, not 5 of 6"))],
+)
+def test_with_the_judge_contradictions_are_named_as_such(name: str, tmp_path_factory) -> None:
+    m = judged(name, tmp_path_factory)
     assert m["contradictions_named"] >= CONTRADICTIONS_NAMED_TARGET * m["contradictions_n"]
 
 

@@ -100,6 +100,9 @@ def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict
     if facts.existing is not None and facts.comparison is not None and facts.comparison.additions:
         return _patch(candidate, facts, criteria)
     if all(criteria.get(c.name) is True for c in rules.criteria):
+        if any(n.found_by == NAMESAKE for n in facts.subjects):  # a name, not novelty: no judge settles it
+            why = _found(facts)["subject-note"] + _judge_said(judge)
+            return Decision("needs_review", why, surface, candidate.target, criteria=criteria, code="subject-note")
         reason = " + ".join(c.label for c in rules.criteria) + _judge_said(judge)
         return Decision("promote", reason, surface, candidate.target, criteria=criteria)
     failure = f"; {judge.failure}" if judge is not None and judge.failure else ""

@@ -54,7 +54,8 @@ class VerdictCache:
             return None
         raw = stored(entry["answer"])  # an entry written before answers were cut is cut here
         audit = {"model": entry.get("model"), "prompt_version": PROMPT_VERSION, "raw": raw, "cached": True}
-        return to_verdict(answer, target, audit, target is not None and shown[target].yours)
+        candidate = item.candidate
+        return to_verdict(answer, shown.get(target or ""), candidate.frontmatter, candidate.note.body, audit)
 
     def put(self, key: str, verdict: JudgeVerdict) -> None:
         if verdict.failure is not None:

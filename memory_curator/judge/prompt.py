@@ -23,6 +23,7 @@ from memory_curator.core.notes import content_hash, parse
 from memory_curator.core.ownership import NOT_ITS_NOTE, judge_may_change, never_owned
 from memory_curator.core.rules import CRITERIA, Rules
 from memory_curator.core.settings import JudgeSettings
+from memory_curator.core.unsaid import unsaid
 
 PROMPT_VERSION = "2"  # 2: passages, keys, whose note, surfaces (issue 38)
 CANDIDATE_CHARS = 6000  # per candidate text sent; the rest is cut (and said to be cut)
@@ -258,7 +259,7 @@ def map_answers(batch: Batch, prompt: Prompt, rules: Rules, model: str) -> dict[
             out[path] = failed(problem, audit)
             continue
         note = prompt.notes[answer.target] if answer.target else None
-        out[path] = to_verdict(answer, note.path if note else None, audit, note.yours if note else False)
+        out[path] = to_verdict(answer, note, item.candidate.frontmatter, item.candidate.note.body, audit)
     return out
 
 
@@ -304,17 +305,25 @@ def _problem(answer: Answer, allowed: tuple[str, ...], rules: Rules) -> str | No
     return None
 
 
-def to_verdict(answer: Answer, target: str | None, audit: Mapping[str, Any], yours: bool = False) -> JudgeVerdict:
-    """`yours`: the target is the person's note (it was shown as theirs)."""
+def to_verdict(
+    answer: Answer, note: Shown | None, frontmatter: Mapping[str, Any], body: str, audit: Mapping[str, Any]
+) -> JudgeVerdict:
+    """The answer about a candidate (its `frontmatter` and `body`) mapped to `note`, the one it
+    names. A duplicate citing a link or date the note lacks extends it instead (`core.unsaid`)."""
     criteria = {name: _TRI[getattr(answer.criteria, name)] for name in CRITERIA}
+    relation, reason = answer.relation, flat_line(answer.reason)
+    lacking = unsaid(frontmatter, body, note.text) if note is not None and relation == "duplicate" else ()
+    if lacking:
+        held_not = flat_line(", ".join(lacking[:3]), 160)
+        relation, reason = "extends", f"{reason}; the note does not hold {held_not}"
     return JudgeVerdict(
         criteria=criteria,
-        relation=answer.relation,
-        target=target,
+        relation=relation,
+        target=note.path if note else None,
         drop_rule=answer.drop_rule or None,
-        reason=flat_line(answer.reason),
+        reason=reason,
         audit=dict(audit),
-        yours=yours and target is not None,
+        yours=note is not None and note.yours,
     )
 
 
