@@ -24,6 +24,7 @@ from memory_curator.commands.restore import restore
 from memory_curator.commands.review_items import gather, head_of
 from memory_curator.commands.review_memory import STATE, Memory, Reuse
 from memory_curator.commands.review_told import decided_elsewhere
+from memory_curator.core import review_bulk
 from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.json_types import JsonObject
@@ -172,7 +173,7 @@ def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory)
     mangled: dict[str, str] = {}
     others: dict[str, list[tuple[str, str]]] = {}
     for got in readings:
-        for sid, tick in got.ticks.items():
+        for sid, tick in review_bulk.spread(got.ticks, sections).items():
             if tick.mangled:  # a copy's older sections are not the person's news: only the note's own
                 if got is reading:
                     mangled.setdefault(sid, tick.mangled)
@@ -308,7 +309,7 @@ def _write(
         waiting = {item.inbox for item in items}
         told = tuple((inbox, why) for inbox, why in refused if inbox not in waiting)  # said once, in the head
         head = rn.head_section(head_of(ctx, items, digest.sweeps(), digest.actions(), copies, told))
-        sections = [rn.item_section(item) for item in items]
+        sections = [*review_bulk.sections(items), *(rn.item_section(item) for item in items)]
         if reading is None:
             reading = rn.Reading({}, (), ())
         text = rn.render(head, sections, reading.own, reading.newline, reading.bom, reading.order)

@@ -50,6 +50,7 @@ VERBS: Mapping[str, str] = {
     RESTORE: "restore",
 }
 DROPPED_IN_REVIEW = "dropped in review"
+BOUND = ("inbox", "digest", "target_digest")  # what a section was written from
 _MARKER = re.compile(r"%% mc:begin ([0-9a-f]{12}|head) %%")
 
 
@@ -91,6 +92,8 @@ class Item:
     elsewhere: str | None = None  # why the note offers no write (privacy, the person's note): use review
     problem: str | None = None  # why the last tick on it was not applied
     said: str | None = None  # what the last tick on it did (a `leave`), or its deleted section: said once
+    agent: str = ""  # its agent and the note its reason is about: with `code`, its group (`core.review_bulk`)
+    about: str | None = None
 
     @property
     def id(self) -> str:
@@ -132,11 +135,12 @@ class Section:
     inbox: str | None = None
     digest: str | None = None
     target_digest: str | None = None
+    members: tuple[str, ...] = ()  # a bulk line's: the ids of its group's item sections (`core.review_bulk`)
 
     def to_json(self) -> dict[str, object]:
         tasks = {key: [offer.verb, offer.target] for key, offer in self.tasks.items()}
         bound = {"inbox": self.inbox, "digest": self.digest, "target_digest": self.target_digest}
-        return {"id": self.id, "lines": list(self.lines), "tasks": tasks, **bound}
+        return {"id": self.id, "lines": list(self.lines), "tasks": tasks, **bound, "members": list(self.members)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Section:
@@ -148,8 +152,10 @@ class Section:
             if isinstance(v, list) and len(v) == 2
         }
         lines = data.get("lines") if isinstance(data.get("lines"), list) else []
-        bound = [data.get(k) if isinstance(data.get(k), str) else None for k in ("inbox", "digest", "target_digest")]
-        return cls(str(data.get("id")), tuple(str(x) for x in lines or ()), offers, *bound)
+        inbox, digest, target = (data.get(k) if isinstance(data.get(k), str) else None for k in BOUND)
+        members = data.get("members") if isinstance(data.get("members"), list) else []
+        lines_ = tuple(str(x) for x in lines or ())
+        return cls(str(data.get("id")), lines_, offers, inbox, digest, target, tuple(map(str, members or ())))
 
 
 def head_section(head: Head) -> Section:
