@@ -109,7 +109,7 @@ def test_a_bulk_drop_and_another_box_of_one_item_is_two_actions_for_that_item(tm
     root = bulk_vault(tmp_path / "v", invoke)
     note = root / REVIEW_NOTE
     text = tick_bulk(note.read_text("utf-8"), "drop")
-    sid = re.search(r"^%% mc:begin ([0-9a-f]{12}) %%\r?\n\r?\n## \[\[_inbox/agent-a/memo-0", text, re.M)
+    sid = re.search(r"^%% mc:begin ([0-9a-f]{12}) %%\r?\n\r?\n## .* `_inbox/agent-a/memo-0", text, re.M)
     assert sid is not None
     text = text.replace(f"- [ ] leave ^mc-{sid.group(1)}-leave", f"- [x] leave ^mc-{sid.group(1)}-leave")
     obsidian_save(note, text)

@@ -43,11 +43,10 @@ def gather(desk: Desk, memory: Memory, reuse: Reuse | None, flagged: list[Record
     flags = flag_reasons(desk, flagged, among={i.rel for i in waiting})
     querier = Lazy(desk, reuse.querier if reuse else None)
     try:
-        items = [
+        return [
             _grouped(_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache), i, flags)
             for i in reversed(waiting)
         ]
-        return rn.unique_titles(items)
     finally:
         querier.close()
         cache.save(desk)

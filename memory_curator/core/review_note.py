@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from memory_curator.core.review_note_name import is_note_file, obsidian_url
@@ -188,16 +187,17 @@ def head_section(head: Head) -> Section:
     return Section(HEAD, tuple(lines), tasks)
 
 
-def unique_titles(items: Sequence[Item]) -> list[Item]:
-    """The items with each heading told apart: a title two items share gets the item's path
-    after it (two agents' identical notes had identical headings)."""
-    seen = Counter(item.title for item in items)
-    return [item if seen[item.title] == 1 else replace(item, title=f"{item.title} ({item.inbox})") for item in items]
+def heading(item: Item) -> str:
+    """The item's title, then its inbox path as code: named, never linked. The path vanishes once
+    the item is settled, and a stale link to it, clicked (a phone's copy of the note not synced
+    yet, a conflict copy), would make Obsidian create an empty file there that the next sweep
+    flags as `empty`. The path also tells two items of one title apart."""
+    return f"{inert(item.title) or inert(item.inbox.rpartition('/')[2]) or 'untitled'} · {code(item.inbox)}"
 
 
 def item_section(item: Item) -> Section:
     sid = item.id
-    lines = [BEGIN.format(id=sid), "", f"## {link(item.inbox, item.title or item.inbox)}", ""]
+    lines = [BEGIN.format(id=sid), "", f"## {heading(item)}", ""]
     lines.append(f"Waits: **{inert(item.code)}**: {inert(item.words)}.")
     if item.uncertainty and item.code != "private":  # a private item's reason is its code's words
         lines.append(f"Curator: {inert(item.uncertainty, 400)}.")
