@@ -14,6 +14,8 @@ from pathlib import Path
 from loop_kit import MEMO
 from test_review_note import T0, T1, note_records, obsidian_save, section_text, sweep
 
+from memory_curator.core import review_bulk
+from memory_curator.core import review_note as rn
 from memory_curator.core.clock import FixedClock
 
 from conftest import FIXTURES, REVIEW_NOTE, age
@@ -118,3 +120,30 @@ def test_a_bulk_drop_and_another_box_of_one_item_is_two_actions_for_that_item(tm
     assert not (root / "_inbox/agent-a/memo-2.md").exists()
     assert "2 actions ticked (drop, leave)" in section_text(root, "_inbox/agent-a/memo-0.md")
     os.utime(note, (0, 0))
+
+
+def _member(n: int, agent: str = "a", promote: bool = True) -> rn.Item:
+    offers = (*((rn.Offer("promote", f"insights/x{n}.md"),) if promote else ()), rn.Offer("drop"), rn.Offer("leave"))
+    return rn.Item(f"_inbox/{agent}/x{n}.md", f"sha256:{n}", f"x{n}", "undecided", "w", offers=offers, agent=agent)
+
+
+def test_a_bulk_verb_is_offered_only_when_every_member_offers_it() -> None:
+    both = review_bulk.sections([_member(1), _member(2)])
+    assert [sorted(s.tasks) for s in both] == [["drop", "leave", "promote"]]
+    one_cannot = review_bulk.sections([_member(1), _member(2, promote=False), _member(3, agent="b")])
+    assert [sorted(s.tasks) for s in one_cannot] == [["drop", "leave"]]  # b's lone item: no line
+    assert one_cannot[0].members == (_member(1).id, _member(2, promote=False).id)
+
+
+def test_a_bulk_box_set_to_another_status_or_mangled_is_told_on_each_member() -> None:
+    items = [_member(1), _member(2)]
+    bulk = review_bulk.sections(items)[0]
+    known = {s.id: s for s in [bulk, *(rn.item_section(i) for i in items)]}
+    ticks = {bulk.id: rn.Tick(bulk.id, others=(("drop", "-"),))}
+    spread = review_bulk.spread(ticks, known)
+    assert set(spread) == {i.id for i in items}
+    assert all(t.others == (("drop", "-"),) and not t.verbs for t in spread.values())
+    own = rn.Tick(items[0].id, verbs=("promote",))
+    mangled = review_bulk.spread({bulk.id: rn.Tick(bulk.id, mangled="cut"), items[0].id: own}, known)
+    assert mangled[items[0].id].mangled is None and mangled[items[0].id].verbs == ("promote",)
+    assert mangled[items[1].id].mangled == "its group's bulk line: cut"

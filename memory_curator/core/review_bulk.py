@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from memory_curator.core.review_note import BEGIN, DROP, END, LEAVE, Item, Offer, Section, Tick, item_id
-from memory_curator.core.review_quote import code, inert, link
+from memory_curator.core.review_quote import code, inert
 
 BULK_VERBS = ("promote", DROP, LEAVE)  # what a bulk line may do, in the order shown
 HEADING = "## Whole groups"
@@ -47,7 +47,7 @@ def _section(key: Group, members: list[Item], verbs: list[str], first: bool) -> 
     ids = tuple(m.id for m in members)
     sid = item_id("bulk", *ids)
     n = len(members)
-    where = f" about {link(about)}" if about else ""
+    where = f" about {code(about)}" if about else ""  # named: a `cannot-write` target may not exist
     lines = [BEGIN.format(id=sid), ""]
     lines += [HEADING, ""] if first else []
     lines.append(f"{n} items from {code(agent)} wait for **{inert(why)}**{where}: one tick here ticks each of them.")
