@@ -207,8 +207,10 @@ def sweep(invoke, root: Path, at: dt.datetime) -> dict:
 
 def sections(text: str) -> dict[str, str]:
     """inbox path -> its section id, as the note shows them."""
-    found = re.findall(r"^%% mc:begin ([0-9a-f]{12}) %%\r?\n\r?\n## \[\[([^|\]]+)", text.removeprefix("\ufeff"), re.M)
-    return {f"{link}.md": sid for sid, link in found}
+    found = re.findall(
+        r"^%% mc:begin ([0-9a-f]{12}) %%\r?\n\r?\n## .* · `(_inbox/[^`]+)`\r?$", text.removeprefix("\ufeff"), re.M
+    )
+    return dict((path, sid) for sid, path in found)
 
 
 def obsidian_save(path: Path, text: str) -> None:
@@ -705,7 +707,8 @@ def test_sigkill_while_a_ticked_note_is_applied_does_each_action_once_or_not_at_
 
     def begun(state: Path) -> int:
         journal = state / "journal.jsonl"
-        return journal.read_bytes().count(b'"by": "review-note"') if journal.exists() else 0
+        lines = journal.read_bytes().splitlines() if journal.exists() else []  # the actions, not the ticks' `run`
+        return sum(b'"by": "review-note"' in line and b'"event": "run"' not in line for line in lines)
 
     def outside_note(root: Path) -> dict[str, bytes]:
         return {k: v for k, v in normalized(root).items() if k != REVIEW_NOTE}

@@ -34,3 +34,28 @@ def test_undo_of_a_copys_ticks_stays_undone_and_the_copy_is_named(tmp_path: Path
     doctor = invoke("doctor", "--vault", str(root))
     assert "_meta/Inbox review (conflicted copy 2026-11-20).md" in doctor.output
     assert "merge it into" in doctor.output, doctor.output
+
+
+def test_log_prints_by_review_note_and_the_conflict_copy_a_tick_came_from(tmp_path: Path, invoke) -> None:
+    import json
+
+    from test_review_note import small_vault
+
+    root = small_vault(tmp_path / "v", invoke)
+    note = root / REVIEW_NOTE
+    text = note.read_text("utf-8")
+    copy = note.with_name("Inbox review (Jane's conflicted copy 2026-12-05).md")
+    obsidian_save(copy, ticked(text, MEMO_REL, "drop"))
+    obsidian_save(note, ticked(text, "_inbox/agent-a/insight.md", "drop"))
+    sweep(invoke, root, T1)
+    lines = invoke("log", "--vault", str(root)).output.splitlines()
+    memo = [line for line in lines if MEMO_REL in line and " drop " in f" {line} "]
+    assert memo and memo[0].endswith(
+        "· by review-note (from _meta/Inbox review (Jane's conflicted copy 2026-12-05).md)"
+    ), lines
+    insight = [line for line in lines if "insight.md" in line and "by review-note" in line]
+    assert insight and "conflicted copy" not in insight[0], lines  # ticked in the note itself
+    data = json.loads(invoke("log", "--vault", str(root), "--json").output)["data"]["entries"]
+    copies = {e["inbox_path"]: e.get("copy") for e in data if e.get("by") == "review-note"}
+    assert copies[MEMO_REL] == "_meta/Inbox review (Jane's conflicted copy 2026-12-05).md"
+    assert copies["_inbox/agent-a/insight.md"] is None

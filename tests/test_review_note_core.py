@@ -122,7 +122,7 @@ def test_agent_text_is_fenced_longer_than_its_own_fences_and_its_ids_are_no_sect
 def test_titles_and_reasons_are_inert() -> None:
     item = rn.Item("_inbox/a/x.md", "h", "![[secret]] <b>hi</b> %%c%% #tag", "undecided", "w", "[[x]] `y`")
     heading = next(line for line in rn.item_section(item).lines if line.startswith("## "))
-    assert heading == "## [[_inbox/a/x|secret b hi /b c tag]]"
+    assert heading == "## secret b hi /b c tag · `_inbox/a/x.md`"
     assert "[[" not in rn.link("_inbox/a/we]ird.md")
     assert rn.obsidian_url("My Vault", "_meta/Inbox review.md") == (
         "obsidian://open?vault=My%20Vault&file=_meta%2FInbox%20review"
@@ -185,7 +185,7 @@ def test_a_fake_box_toggled_in_source_mode_inside_the_quote_is_no_tick() -> None
 def test_identical_titles_get_unique_headings_and_a_private_items_reason_is_said_once() -> None:
     twins = [rn.Item(f"_inbox/{a}/note.md", "sha256:1", "Same title", "undecided", "w") for a in ("a", "b")]
     private = rn.Item("_inbox/a/p.md", "sha256:2", "a private item from a", "private", "w", "private content (#x)")
-    items = rn.unique_titles([*twins, private])
+    items = [*twins, private]  # the heading names the path: two of one title differ
     headings = [line for item in items for line in rn.item_section(item).lines if line.startswith("## ")]
     assert len(set(headings)) == 3, headings
     assert not [line for line in rn.item_section(items[2]).lines if line.startswith("Curator:")]

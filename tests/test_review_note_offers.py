@@ -64,7 +64,7 @@ def offers(note: str) -> dict[str, set[str]]:
     """inbox path -> the notes its section offers to write into (patch and the settle choices)."""
     out: dict[str, set[str]] = {}
     for section in re.split(r"^%% mc:begin ", note, flags=re.M)[1:]:
-        item = re.search(r"^## \[\[([^|\]]+)", section, re.M)
+        item = re.search(r"^## .* · `(_inbox/[^`]+)\.md`", section, re.M)
         if item is None:
             continue
         targets = re.findall(WRITES, section, re.M)

@@ -108,7 +108,7 @@ def test_the_review_note_shows_each_credential_masked_and_offers_no_promote(
         for finding in scan(credential):
             assert finding.secret not in note, (file, finding.kind)
             assert finding.masked in note, (file, finding.masked)
-    section = note.split("_inbox/agent-a/anthropic-inline|", 1)[1].split("%% mc:end", 1)[0]
+    section = note.split("`_inbox/agent-a/anthropic-inline.md`", 1)[1].split("%% mc:end", 1)[0]
     tasks = [line for line in section.split("\n") if line.startswith("- [ ]")]
     assert [t.split()[3] for t in tasks] == ["drop", "leave"]  # no promote, no patch: those are terminal acts
     assert "The agent pasted sk-ant-…a1b2 while debugging." in section

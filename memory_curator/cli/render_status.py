@@ -41,7 +41,9 @@ def decision_log(log: Log, as_json: bool) -> None:
         state = f" [dim]({shown(state)})[/]" if state else ""
         where = "" if entry.dest in (None, entry.inbox) else f" -> {shown(entry.dest)}"
         via = entry.record.get("by")  # how a person decided, when not at a terminal: `review-note`
+        copy = entry.record.get("copy")  # the note's sync conflict copy the tick was read from
         by = f" · by {shown(via)}" if isinstance(via, str) else ""
+        by += f" (from {shown(copy)})" if by and isinstance(copy, str) else ""
         why = f"[dim]{shown(entry.reason)} · {shown(entry.run)}{by}[/]"
         console.print(f"{when}  {verdict}{state}  {shown(entry.inbox or '')}{where}  {why}")
     note_line(console, log.note)

@@ -163,6 +163,7 @@ class Desk:
     ctx: Context
     wait: bool = False
     by: str | None = None  # the way the person decided, when not a terminal (`review-note`): journalled as `by`
+    copy: str | None = None  # the review note's conflict copy the act was ticked in: journalled as `copy`
 
     @property
     def root(self) -> Path:
@@ -349,7 +350,7 @@ class Desk:
         into needs_review on the way (a symlink where a note would go) is reported as refused."""
         try:
             decision, plan = run.numbers.take(build or partial(plan_for, run.planning, candidate, asked))
-            plan = plan_by(plan, self.by)
+            plan = plan_by(plan, self.by, self.copy)
             moved = landing(run.planning, plan)
             moved = run.executor.execute(plan).get(plan.dest or "", moved)
         except writer.Conflict:

@@ -69,6 +69,8 @@ class Entry:
             out["error"] = self.error
         if isinstance(self.record.get("by"), str):  # how a person decided, when not at a terminal
             out["by"] = self.record["by"]
+        if isinstance(self.record.get("copy"), str):  # the review note's conflict copy it was ticked in
+            out["copy"] = self.record["copy"]
         if self.undoes:
             out["undoes"] = {"run": self.undoes[0], "seq": self.undoes[1]}
         return out

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from memory_curator.commands.context import Context
 from memory_curator.commands.desk import Desk
 from memory_curator.commands.log import entries
-from memory_curator.commands.review import View, evaluate, flag_of, flag_reasons, queue
+from memory_curator.commands.review import ABOUT_A_NOTE, Flag, View, evaluate, flag_of, flag_reasons, queue
 from memory_curator.commands.review_memory import ItemCache, Lazy, Memory, Reuse, hash_at
 from memory_curator.commands.status import InboxItem
 from memory_curator.core import candidate as cand
@@ -43,11 +43,19 @@ def gather(desk: Desk, memory: Memory, reuse: Reuse | None, flagged: list[Record
     flags = flag_reasons(desk, flagged, among={i.rel for i in waiting})
     querier = Lazy(desk, reuse.querier if reuse else None)
     try:
-        items = [_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache) for i in reversed(waiting)]
-        return rn.unique_titles(items)
+        return [
+            _grouped(_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache), i, flags)
+            for i in reversed(waiting)
+        ]
     finally:
         querier.close()
         cache.save(desk)
+
+
+def _grouped(item: rn.Item, found: InboxItem, flags: Mapping[str, Flag]) -> rn.Item:
+    """The item with its group as `review`'s `a` groups it (`review.alike`): agent, code, note."""
+    target = flag_of(found, flags).target
+    return replace(item, agent=found.agent, about=target if item.code in ABOUT_A_NOTE else None)
 
 
 def _safe_item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory, cache: ItemCache) -> rn.Item:

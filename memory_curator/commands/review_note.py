@@ -24,6 +24,7 @@ from memory_curator.commands.restore import restore
 from memory_curator.commands.review_items import gather, head_of
 from memory_curator.commands.review_memory import STATE, Memory, Reuse
 from memory_curator.commands.review_told import decided_elsewhere
+from memory_curator.core import review_bulk
 from memory_curator.core import review_note as rn
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.json_types import JsonObject
@@ -96,13 +97,13 @@ def tend(ctx: Context, wait: bool = False, reuse: Reuse | None = None, settle: f
     memory = Memory.load(ctx.state)
     copies = conflict_copies(ctx.root, rel)
     reading = rn.read(raw.decode("utf-8"), memory.known()) if raw is not None else None
-    copied = [_fresh(c, r, memory) for c in copies if (r := _read_copy(ctx, c, memory, window)) is not None]
+    copied = [(c, _fresh(c, r, memory)) for c in copies if (r := _read_copy(ctx, c, memory, window)) is not None]
     ticks = _ticks(reading, copied, memory)
     memory.left = {a.section.inbox for a in ticks if a.verb == rn.LEAVE and a.section.inbox and not a.why}
     memory.deleted = _deleted(reading, memory)
     desk = Desk(ctx, wait, by=BY)
     done, refused = _apply(desk, ticks, memory)
-    restored = _restore(ctx, reading, copied, memory, wait)
+    restored = _restore(ctx, reading, [r for _, r in copied], memory, wait)
     refused += _unrestored(reading, memory)
     for inbox, why in refused:
         memory.problems[inbox] = why
@@ -158,12 +159,15 @@ class Ask:
     verb: str | None
     reason: str | None
     why: str | None = None  # why nothing is applied
+    copy: str | None = None  # the conflict copy the tick was read from, when the note itself has none
 
 
-def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory) -> list[Ask]:
-    """The sections ticked in the note and its conflict copies (as read); a section ticked twice
-    (or two different ways in two copies), or mangled, applies nothing and says why."""
-    readings = [r for r in [reading, *copies] if r is not None]
+def _ticks(reading: rn.Reading | None, copies: list[tuple[str, rn.Reading]], memory: Memory) -> list[Ask]:
+    """The sections ticked in the note and its conflict copies (as read, each by its path); a
+    section ticked twice (or two different ways in two copies), or mangled, applies nothing and
+    says why. A tick read only from a copy names it (journalled as `copy`, printed by `log`)."""
+    named = [(None, reading), *copies] if reading is not None else copies
+    source: dict[str, str | None] = {}
     sections: dict[str, rn.Section] = {}
     for known in memory.known():  # the last write's rendering first, in the note's order
         sections.setdefault(known.id, known)
@@ -171,12 +175,13 @@ def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory)
     reasons: dict[str, str | None] = {}
     mangled: dict[str, str] = {}
     others: dict[str, list[tuple[str, str]]] = {}
-    for got in readings:
-        for sid, tick in got.ticks.items():
+    for where, got in named:
+        for sid, tick in review_bulk.spread(got.ticks, sections).items():
             if tick.mangled:  # a copy's older sections are not the person's news: only the note's own
                 if got is reading:
                     mangled.setdefault(sid, tick.mangled)
             elif tick.verbs:
+                source[sid] = source[sid] if sid in source and source[sid] is None else where
                 verbs.setdefault(sid, set()).update(tick.verbs)
                 reasons[sid] = reasons.get(sid) or tick.reason
             others.setdefault(sid, []).extend(tick.others)
@@ -188,7 +193,7 @@ def _ticks(reading: rn.Reading | None, copies: list[rn.Reading], memory: Memory)
                 Ask(section, None, None, f"{len(chosen)} actions ticked ({', '.join(sorted(chosen))}); tick one")
             )
         elif chosen:
-            asks.append(Ask(section, chosen.pop(), reasons.get(sid)))
+            asks.append(Ask(section, chosen.pop(), reasons.get(sid), copy=source.get(sid)))
         elif sid in mangled:
             asks.append(Ask(section, None, None, mangled[sid]))
         elif others.get(sid):  # a box set to `-` or `/` is not a tick: say so, by name
@@ -238,12 +243,15 @@ def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], lis
                 continue
             detail = (ask.reason or rn.DROPPED_IN_REVIEW) if ask.verb == rn.DROP else offer.target
             try:
+                desk.copy = ask.copy
                 done.append(desk.act(run, inbox, ask.verb, detail, ask.section.digest or "", ask.section.target_digest))
                 memory.problems.pop(inbox, None)
             except CuratorError as exc:
                 refused.append((inbox, one_line(str(exc))))
             except Exception as exc:  # a bug met on one item stays that item's; the others go on
                 refused.append((inbox, f"internal error: {one_line(exc)}; use `memory-curator review`"))
+            finally:
+                desk.copy = None
     return done, refused
 
 
@@ -308,7 +316,7 @@ def _write(
         waiting = {item.inbox for item in items}
         told = tuple((inbox, why) for inbox, why in refused if inbox not in waiting)  # said once, in the head
         head = rn.head_section(head_of(ctx, items, digest.sweeps(), digest.actions(), copies, told))
-        sections = [rn.item_section(item) for item in items]
+        sections = [*review_bulk.sections(items), *(rn.item_section(item) for item in items)]
         if reading is None:
             reading = rn.Reading({}, (), ())
         text = rn.render(head, sections, reading.own, reading.newline, reading.bom, reading.order)

@@ -98,10 +98,12 @@ class Numbering:
         return built
 
 
-def by(plan: Plan, who: str | None) -> Plan:
-    """The plan with whose act it was in its journal record (`by: review-note`); unchanged for
-    none."""
-    return replace(plan, record={**plan.record, "by": who}) if who else plan
+def by(plan: Plan, who: str | None, copy: str | None = None) -> Plan:
+    """The plan with whose act it was in its journal record (`by: review-note`, and `copy`: the
+    review note's sync conflict copy the tick was read from); unchanged for none."""
+    if not who:
+        return plan
+    return replace(plan, record={**plan.record, "by": who, **({"copy": copy} if copy else {})})
 
 
 def keep(data: bytes) -> Step:

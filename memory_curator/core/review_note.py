@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from memory_curator.core.review_note_name import is_note_file, obsidian_url
@@ -50,6 +49,7 @@ VERBS: Mapping[str, str] = {
     RESTORE: "restore",
 }
 DROPPED_IN_REVIEW = "dropped in review"
+BOUND = ("inbox", "digest", "target_digest")  # what a section was written from
 _MARKER = re.compile(r"%% mc:begin ([0-9a-f]{12}|head) %%")
 
 
@@ -91,6 +91,8 @@ class Item:
     elsewhere: str | None = None  # why the note offers no write (privacy, the person's note): use review
     problem: str | None = None  # why the last tick on it was not applied
     said: str | None = None  # what the last tick on it did (a `leave`), or its deleted section: said once
+    agent: str = ""  # its agent and the note its reason is about: with `code`, its group (`core.review_bulk`)
+    about: str | None = None
 
     @property
     def id(self) -> str:
@@ -132,11 +134,12 @@ class Section:
     inbox: str | None = None
     digest: str | None = None
     target_digest: str | None = None
+    members: tuple[str, ...] = ()  # a bulk line's: the ids of its group's item sections (`core.review_bulk`)
 
     def to_json(self) -> dict[str, object]:
         tasks = {key: [offer.verb, offer.target] for key, offer in self.tasks.items()}
         bound = {"inbox": self.inbox, "digest": self.digest, "target_digest": self.target_digest}
-        return {"id": self.id, "lines": list(self.lines), "tasks": tasks, **bound}
+        return {"id": self.id, "lines": list(self.lines), "tasks": tasks, **bound, "members": list(self.members)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Section:
@@ -148,8 +151,10 @@ class Section:
             if isinstance(v, list) and len(v) == 2
         }
         lines = data.get("lines") if isinstance(data.get("lines"), list) else []
-        bound = [data.get(k) if isinstance(data.get(k), str) else None for k in ("inbox", "digest", "target_digest")]
-        return cls(str(data.get("id")), tuple(str(x) for x in lines or ()), offers, *bound)
+        inbox, digest, target = (data.get(k) if isinstance(data.get(k), str) else None for k in BOUND)
+        members = data.get("members") if isinstance(data.get("members"), list) else []
+        lines_ = tuple(str(x) for x in lines or ())
+        return cls(str(data.get("id")), lines_, offers, inbox, digest, target, tuple(map(str, members or ())))
 
 
 def head_section(head: Head) -> Section:
@@ -182,16 +187,17 @@ def head_section(head: Head) -> Section:
     return Section(HEAD, tuple(lines), tasks)
 
 
-def unique_titles(items: Sequence[Item]) -> list[Item]:
-    """The items with each heading told apart: a title two items share gets the item's path
-    after it (two agents' identical notes had identical headings)."""
-    seen = Counter(item.title for item in items)
-    return [item if seen[item.title] == 1 else replace(item, title=f"{item.title} ({item.inbox})") for item in items]
+def heading(item: Item) -> str:
+    """The item's title, then its inbox path as code: named, never linked. The path vanishes once
+    the item is settled, and a stale link to it, clicked (a phone's copy of the note not synced
+    yet, a conflict copy), would make Obsidian create an empty file there that the next sweep
+    flags as `empty`. The path also tells two items of one title apart."""
+    return f"{inert(item.title) or inert(item.inbox.rpartition('/')[2]) or 'untitled'} · {code(item.inbox)}"
 
 
 def item_section(item: Item) -> Section:
     sid = item.id
-    lines = [BEGIN.format(id=sid), "", f"## {link(item.inbox, item.title or item.inbox)}", ""]
+    lines = [BEGIN.format(id=sid), "", f"## {heading(item)}", ""]
     lines.append(f"Waits: **{inert(item.code)}**: {inert(item.words)}.")
     if item.uncertainty and item.code != "private":  # a private item's reason is its code's words
         lines.append(f"Curator: {inert(item.uncertainty, 400)}.")

@@ -57,6 +57,7 @@ class BeginRecord(TypedDict):
     before_hash: NotRequired[str]
     undoes: NotRequired[list[str | int]]  # an undo's action: [run, seq] of the action it takes back
     by: NotRequired[str]  # whose act, when not a person at a terminal (`review-note`)
+    copy: NotRequired[str]  # the review note's sync conflict copy a tick was read from
 
 
 class EndRecord(TypedDict):
@@ -153,6 +154,7 @@ class Record(TypedDict, total=False):
     before_hash: str
     undoes: str | list[str | int]
     by: str
+    copy: str
     ok: bool
     error: str
     made: list[str]
