@@ -36,8 +36,9 @@ def test_a_sweep_holds_a_few_candidates_at_a_time_not_all_of_them(
 ) -> None:
     """40 candidates of 128 KiB, a group commit every 4 of them (by their bytes, the commit batch
     left at 64): the peak of what the sweep allocates
-    stays under 160 x the size of one (15 MiB here: a decision reads a few notes as word lists,
-    a batch stays staged); every candidate and note held, it was 40 candidates' worth and more."""
+    stays under 176 x the size of one (20.6 MiB here: a decision reads a few notes as word lists,
+    a batch stays staged, the tokens of `words.KEPT` = 8 texts are kept, 15 MiB with 4); every
+    candidate and note held, it was 40 candidates' worth and more."""
     monkeypatch.setattr(sweep, "BATCH_BYTES", BATCH * SIZE)
     for n in range(COUNT):
         write_candidate(empty_vault, f"c{n:02d}.md", big_fact(n), agent=f"agent-{n % 3}")
@@ -49,7 +50,7 @@ def test_a_sweep_holds_a_few_candidates_at_a_time_not_all_of_them(
         tracemalloc.stop()
     assert result.exit_code == 0, result.output
     assert len(list(empty_vault.glob("facts/widget-*/history.md"))) == COUNT
-    assert peak < 160 * SIZE, f"peak {peak / 2**20:.1f} MiB"
+    assert peak < 176 * SIZE, f"peak {peak / 2**20:.1f} MiB"
 
 
 def test_a_candidate_changed_after_the_sweep_read_it_waits_for_the_next(
