@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from memory_curator.commands import sweep
 from memory_curator.core import candidate, comparison, notes, words
 from memory_curator.core.settings import MAX_CANDIDATE_BYTES
-from memory_curator.index import similarity
+from memory_curator.index import rows, similarity
 from tests.test_similarity_linear import prose, texts
 
 PUNCT = str.maketrans("", "", string.punctuation)
@@ -103,6 +103,21 @@ def reference_norm_text(value: object) -> str:
 @given(value=st.text(st.characters(exclude_categories=())) | st.integers() | st.lists(st.text(max_size=5), max_size=3))
 def test_norm_text_folds_as_it_did(value: object) -> None:
     assert comparison.norm_text(value) == reference_norm_text(value)
+
+
+JOINS = "aA \n\t.,-\u0301\u0308\u0327\u1100\u1161\u11a8\ufb01\u2460é\u00a0\u2028"  # marks, jamo, spaces
+MARKED = st.text(st.sampled_from(JOINS), max_size=12)
+
+
+@settings(max_examples=800, deadline=None)
+@given(title=MARKED | st.text(), value=MARKED | st.text(), body=MARKED | st.text())
+def test_the_body_folded_once_gives_both_hashes_as_before(title: str, value: str, body: str) -> None:
+    """The text hash and the body hash from one folding of the body (`rows.hashes`) are those of
+    the whole text and of the body folded apart (combining marks, Hangul jamo, ligatures and
+    spaces at the joins included)."""
+    whole = reference_norm_text(f"{title}\n{value}\n{body}")
+    assert rows.folded_parts(title, value, body) == (whole, reference_norm_text(body))
+    assert rows.hashes(title, value, body) == (rows._hash(whole), rows._hash(reference_norm_text(body)))
 
 
 @settings(max_examples=100, deadline=None)

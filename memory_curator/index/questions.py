@@ -25,11 +25,10 @@ from memory_curator.index.rows import (
     COMMON_SHARE,
     QUERY_TERMS,
     Layout,
-    body_hash,
     candidate_parts,
     choose_terms,
+    hashes,
     terms,
-    text_hash,
 )
 
 if TYPE_CHECKING:
@@ -167,7 +166,7 @@ class Questions(ABC):
         alone when neither carries another key or value (`facts.other_body_owner`): a verbatim copy
         under a new title is a duplicate; a template's boilerplate body under another fact is not."""
         title, value, body = candidate_parts(candidate.frontmatter, candidate.note.body)
-        digest, bare = text_hash(title, value, body), body_hash(body)
+        digest, bare = hashes(title, value, body)
         if digest is None and bare is None:
             return None
         own = candidate.target
