@@ -206,3 +206,25 @@ def test_a_candidate_with_a_persons_note_at_its_key_is_sent(judged, write_candid
         "persons-note",
         PERSONS,
     )
+
+
+def test_chatter_with_no_surface_is_sent_and_dropped_by_the_chatter_rule(judged, write_candidate) -> None:
+    """Seen on the judge-on replay: "ok", "test", "Task completed…" waited for a person (no `type`, so
+    no surface: never sent). The shipped rules' judge-only `chatter` lets the judge drop them,
+    restorably; anything else without a surface still waits, saying what it lacks."""
+    write_candidate(judged.vault, "ok.md", "---\ntitle: ok\n---\nok\n")
+    write_candidate(judged.vault, "ana.md", "Ana prefers tea.\n")
+
+    def plan(title: str, cid: str, notes: list[str]) -> list[dict[str, Any]]:
+        if title == "ok":
+            return [answer(cid, drop_rule="chatter", reason="an acknowledgement")]
+        return [answer(cid, reason="a preference")]
+
+    judged.model.reply = answering(plan)
+    _, out = judged.run()
+    assert len(judged.model.requests) == 1
+    assert "- chatter: " in judged.model.requests[0]["system"][0]["text"]
+    actions = by_name(out)
+    assert (actions["ok.md"]["verdict"], actions["ok.md"]["rule"]) == ("drop", "chatter"), actions["ok.md"]
+    assert (judged.vault / actions["ok.md"]["moved_to"]).is_file(), "restorable"
+    assert (actions["ana.md"]["verdict"], actions["ana.md"]["reason_code"]) == ("needs_review", "no-surface")

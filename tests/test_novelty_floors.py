@@ -93,12 +93,13 @@ def test_contradictions_are_named_as_such(name: str, tmp_path_factory: pytest.Te
 
 REPLAY = HERE / "judge_replay"
 JUDGE_REVIEW_TARGET = 1.25  # issue 38: the review fraction at most 1.25 x the only-review floor, judge on
-# Not met: x1.45 and x1.37. A judge's "duplicate" citing a link or date the note lacks waits (core.unsaid): it
-# cost 8 and 5 paraphrases with a new source their wait, and saved 4 wrong drops (94.1% acceptable before).
-JUDGE_REVIEW_FLOOR = 1.5
-JUDGED_FLOORS = {  # what the replayed answers reach; one Spanish price note is promoted beside a person's note
-    "novelty": {"second_notes": 0, "contradictions_named": 7},
-    "novelty_es": {"second_notes": 1, "contradictions_named": 5},
+# Met on novelty_es (x1.23), not on novelty (x1.31): a judge's "duplicate" citing a link or date the note lacks
+# waits (core.unsaid); 8 paraphrases citing a help.obsidian.md page wait so, and 4 wrong drops are saved
+# (94.1% acceptable on novelty_es without that check).
+JUDGE_REVIEW_FLOOR = 1.35
+JUDGED_FLOORS = {  # what the replayed answers reach; one Spanish price note is promoted beside the hub that has it
+    "novelty": {"second_notes": 0, "contradictions_named": 8},
+    "novelty_es": {"second_notes": 1, "contradictions_named": 7},
 }
 
 
@@ -127,16 +128,18 @@ def test_with_the_judge_replayed_the_labeled_set_meets_issue_38(name: str, tmp_p
     assert m["review_fraction"] < m["review_floor_judge_less"], "the judge settles some of what waits without it"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38's target is not met: new links keep paraphrases waiting (above)")
-@pytest.mark.parametrize("name", SETS)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("novelty", marks=pytest.mark.xfail(strict=True, reason="x1.31: new links keep 8 waiting")),
+        "novelty_es",
+    ],
+)
 def test_with_the_judge_the_review_fraction_is_within_a_quarter_of_its_floor(name: str, tmp_path_factory) -> None:
     assert judged(name, tmp_path_factory)["review_ratio"] <= JUDGE_REVIEW_TARGET
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["novelty", pytest.param("novelty_es", marks=pytest.mark.xfail(strict=True, reason="5 of 7 named, not 5 of 6"))],
-)
+@pytest.mark.parametrize("name", SETS)
 def test_with_the_judge_contradictions_are_named_as_such(name: str, tmp_path_factory) -> None:
     m = judged(name, tmp_path_factory)
     assert m["contradictions_named"] >= CONTRADICTIONS_NAMED_TARGET * m["contradictions_n"]

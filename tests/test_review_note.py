@@ -835,7 +835,7 @@ def test_a_review_note_path_inside_the_inbox_or_outside_the_vault_is_a_rules_err
     rules = root / "_meta/inbox-rules.md"
     rules.write_text(rules.read_text().replace("settings:\n", f"settings:\n  review_note: {value}\n", 1))
     code, err = fail(capsys, "rules", "check", str(rules))
-    assert code == 1 and f"{rules}:131: setting 'review_note' must" in err and len(err.splitlines()) == 1, err
+    assert code == 1 and f"{rules}:134: setting 'review_note' must" in err and len(err.splitlines()) == 1, err
 
 
 def test_status_log_and_review_print_the_link_that_opens_the_note(tmp_path: Path, invoke) -> None:

@@ -59,7 +59,9 @@ def test_default_rules_load() -> None:
         "do-not-share",
         "tier-1",
         "marketing-claim",
+        "chatter",
     ]
+    assert [r.id for r in rules.drop_rules if r.judge_only] == ["marketing-claim", "chatter"]
     assert rules.settings.settle_seconds == 3
     assert "The guardrail" in rules.prose and "drop_rules:" not in rules.prose
 
@@ -106,7 +108,7 @@ def test_missing_or_doubled_block() -> None:
 
 def test_other_fenced_blocks_are_examples() -> None:
     text = "Example:\n```yaml\ndrop_rules: [nonsense]\n```\n" + DEFAULT_TEXT
-    assert len(parse(text, "r.md").drop_rules) == 6
+    assert len(parse(text, "r.md").drop_rules) == 7
 
 
 def test_rules_check_command(tmp_path: Path, invoke) -> None:

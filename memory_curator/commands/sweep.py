@@ -292,7 +292,8 @@ def reach(sweep: Sweep) -> Callable[[str], bool]:
 def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
     """Needs review by the rules alone, with a criterion undecided (or a near-duplicate), and no
     note with its key, or only a person's note with its key (`persons-note`: the judge may find it
-    a duplicate of that note); patches and contradictions stay with the rules."""
+    a duplicate of that note), or no surface (the judge may cite `chatter`, or name a contradiction);
+    patches and contradictions stay with the rules."""
     if candidate.inbox_path in sweep.options.overdue or candidate.note.problem or not candidate.note.text.strip():
         return False
     if candidate.privacy or candidate.secrets:  # neither private content nor a credential leaves the machine
@@ -305,6 +306,8 @@ def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
         return False
     if facts.existing is not None:  # a person's note with its key: the judge may call it known, or waiting
         return not facts.existing.curator_owned and decision.code == "persons-note"
+    if decision.code == "no-surface":
+        return True
     return decision.verdict == "needs_review" and (facts.near_duplicate or None in decision.criteria.values())
 
 
