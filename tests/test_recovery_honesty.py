@@ -55,3 +55,45 @@ def test_undo_of_a_run_recovery_closed_takes_back_nothing_a_later_run_wrote(
     done = invoke("undo", first, "--vault", str(vault), "--json")
     assert snapshot(vault) == after, done.output  # the later run's note and drop stay
     assert not (vault / FACT).exists()
+
+
+def test_an_undo_killed_after_its_note_was_put_back_then_the_note_edited_keeps_the_candidate(
+    tmp_path: Path,
+) -> None:
+    """Found by the stateful test in CI: an undo of a patch, killed after it had put the note back
+    (the candidate's content out of it) and restored the candidate, then the person typed into the
+    note; recovery "took back" the undo because the note had changed since, removing the restored
+    candidate: its content was nowhere. Taken back only while the note still records the candidate."""
+    from safety_kit import MARK, Crash, DyingOS, add_candidate, census, new_vault
+
+    from memory_curator.cli.machine import build_context
+    from memory_curator.commands import sweep, undo
+    from memory_curator.store.writer import Files
+
+    def ctx(root: Path, os_module: object = None):  # type: ignore[no-untyped-def]
+        import os
+
+        return build_context(root, str(root.parent / "state"), Seams(files=Files(os_module or os), user="pat"))
+
+    hit = 0
+    for k in range(1, 60):
+        root = new_vault(tmp_path / f"k{k}" / "vault")
+        add_candidate(root, "patch", "c0000")
+        sweep.run(ctx(root), None, sweep.Options(use_judge=False))
+        try:
+            undo.undo(ctx(root, DyingOS(k)), None)
+        except Crash:
+            pass
+        else:
+            break  # k past the undo's last write: every crash point was tried
+        note = root / "facts/pc0000/status.md"
+        inbox = root / "_inbox/agent-a/patch-c0000.md"
+        if not (inbox.exists() and b"curated_from" not in note.read_bytes()):
+            continue  # not the moment of the bug: the note still holds the candidate, or nothing restored
+        hit += 1
+        with note.open("ab") as handle:
+            handle.write(b"person-edit p0000\n")
+        sweep.run(ctx(root), None, sweep.Options(use_judge=False))
+        assert census(root, MARK).get("c0000"), f"k={k}: the candidate's content is lost"
+        assert b"person-edit p0000" in note.read_bytes()
+    assert hit, "no crash point fell between the note put back and the undo's end"

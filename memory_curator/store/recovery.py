@@ -7,7 +7,8 @@ with a write in place is finished forward, step by step, with the bytes from the
 hashes (the state directory's store keeps what a second write needs). A file a person changed
 since is never touched: a sweep's plan is left, and said so (the inbox file an agent rewrote
 is a new candidate); a person's `undo` or `restore` is taken back (the file it was moving
-content out of still holds it), as if it had been refused. Our stray temp files in the folders a
+content out of still holds it), as if it had been refused, unless that file shows the move took
+effect (`_moved_out`). Our stray temp files in the folders a
 plan touched are removed. An I/O error here leaves the checkpoint before that plan, so the
 next run tries again.
 """
@@ -119,6 +120,8 @@ def _finish(root: Path, executor: Executor, record: Record) -> tuple[list[str], 
         if state == TODO:
             state = _redo(executor, step)
         if state not in (DONE, TODO) and record.get("verdict") in TAKEN_BACK:
+            if _moved_out(root, step, steps[:number]):
+                continue  # done before the crash, edited by a person after: the copy we made is the content
             _take_back(executor, steps[:number])
             return [*notes, f"took back the unfinished {what}: {state}"], TAKEN_BACK_NOTE
         if state not in (DONE, TODO):
@@ -128,6 +131,17 @@ def _finish(root: Path, executor: Executor, record: Record) -> tuple[list[str], 
         if step.get("op") == "hold":
             executor.held[str(step["path"])] = str(step.get("expected"))
     return [*notes, f"finished {what} -> {landed}"], None
+
+
+def _moved_out(root: Path, step: StepRecord, done: list[StepRecord]) -> bool:
+    """Whether the changed note of an undo's `replace` no longer records the candidate the undo put
+    back: the replace took effect before the crash and a person typed into the note since. Taking
+    the undo back would then remove the only copy of the candidate (the stateful test found it)."""
+    path = _path(root, step.get("path"))
+    created = [str(s.get("hash")) for s in done if s.get("op") in ("create", "create_unique") and s.get("hash")]
+    if step.get("op") != "replace" or path is None or not created or not os.path.lexists(path):
+        return False
+    return not any(_records(path, proof) for proof in created)
 
 
 def _take_back(executor: Executor, done: list[StepRecord]) -> None:
