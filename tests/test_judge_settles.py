@@ -63,22 +63,6 @@ def test_a_duplicate_of_a_persons_note_drops_naming_it(judged, write_candidate) 
     assert not (judged.vault / "_inbox/agent-a/insight-01.md").exists()
 
 
-def test_a_duplicate_citing_a_link_the_note_lacks_waits_naming_it(judged) -> None:
-    """Seen on the judge-on replay of tests/novelty_es: "only adds the PR link", yet duplicate, dropped."""
-    judged.candidates(1)  # its source_url, https://example.dev/insight-01, is not in the person's note
-    judged.links["insight-01.md"] = [PERSONS]
-    judged.model.reply = relate("duplicate", reason="only adds a link")
-    before = (judged.vault / PERSONS).read_bytes()
-    _, out = judged.run()
-    action = by_name(out)["insight-01.md"]
-    assert (action["verdict"], action["reason_code"]) == ("needs_review", "persons-note"), action
-    assert action["reason"] == (
-        f"extends your note {PERSONS} (judge: only adds a link; the note does not hold https://example.dev/insight-01)"
-    )
-    assert (judged.vault / PERSONS).read_bytes() == before
-    assert (judged.vault / "_inbox/agent-a/insight-01.md").is_file()
-
-
 def test_a_duplicate_of_the_rules_file_is_still_refused(judged) -> None:
     """A note outside the vault's notes (`_meta/`, `_inbox/`, digests, dot-folders) is never named."""
     judged.candidates(1)
@@ -170,15 +154,24 @@ def test_contradicts_is_flagged_contradiction_whatever_the_rules_said(judged, wr
     assert NEIGHBOUR in action["reason"]
 
 
-def test_extends_a_persons_note_waits_for_the_person_naming_it(judged) -> None:
+@pytest.mark.parametrize(
+    ("relation", "reason", "said"),
+    [
+        ("extends", "adds a point", "adds a point"),
+        # seen on the judge-on replay of tests/novelty_es: "only adds the PR link", yet duplicate, and dropped;
+        # its source_url, https://example.dev/insight-01, is not in the person's note
+        ("duplicate", "only adds a link", "only adds a link; the note does not hold https://example.dev/insight-01"),
+    ],
+)
+def test_extends_a_persons_note_waits_for_the_person_naming_it(judged, relation: str, reason: str, said: str) -> None:
     judged.candidates(1)
     judged.links["insight-01.md"] = [PERSONS]
-    judged.model.reply = relate("extends", reason="adds a point")
+    judged.model.reply = relate(relation, reason=reason)
     before = (judged.vault / PERSONS).read_bytes()
     _, out = judged.run()
     action = by_name(out)["insight-01.md"]
     assert (action["verdict"], action["reason_code"]) == ("needs_review", "persons-note"), action
-    assert action["reason"].startswith(f"extends your note {PERSONS}"), action["reason"]
+    assert action["reason"] == f"extends your note {PERSONS} (judge: {said})", action["reason"]
     assert (judged.vault / PERSONS).read_bytes() == before
     assert (judged.vault / "_inbox/agent-a/insight-01.md").is_file()
 
