@@ -297,17 +297,7 @@ class Index:
                 conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('refreshed', ?)", (stamp,))
             return Refresh(False, 0, 0, 0, len(files), round(self.clock.monotonic() - started, 3), files)
         changed = [known[p][0] for p in stale if p in known]
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            delta = self._forget(conn, gone + changed)
-            next_id = (conn.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]) + 1
-            delta.update(self._insert(conn, stale, next_id, count_terms=True))
-            self._apply_terms(conn, delta)
-            self._set_meta(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        self._rewrite(conn, gone + changed, stale, stamp=True)
         added = len(stale) - len(changed)
         seconds = round(self.clock.monotonic() - started, 3)
         return Refresh(False, added, len(changed), len(gone), len(files), seconds, files)
@@ -324,16 +314,25 @@ class Index:
             gone = [ident for path, (ident, _, _) in known.items() if path not in files]
             stale = {p: v for p, v in files.items() if p not in known or known[p][1:] != v}
             changed = [known[p][0] for p in stale if p in known]
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                delta = self._forget(conn, gone + changed)
-                next_id = (conn.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]) + 1
-                delta.update(self._insert(conn, stale, next_id, count_terms=True))
-                self._apply_terms(conn, delta)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            self._rewrite(conn, gone + changed, stale, stamp=False)
+
+    def _rewrite(
+        self, conn: sqlite3.Connection, forget: list[int], stale: dict[str, tuple[int, int]], stamp: bool
+    ) -> None:
+        """The rows `forget` out and the notes `stale` in, with their terms, in one transaction;
+        `stamp`: a refresh's meta too (a sweep's `reindex` is no refresh)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            delta = self._forget(conn, forget)
+            next_id = (conn.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]) + 1
+            delta.update(self._insert(conn, stale, next_id, count_terms=True))
+            self._apply_terms(conn, delta)
+            if stamp:
+                self._set_meta(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def _stat(self, rel: str) -> tuple[int, int] | None:
         """(size, mtime_ns) of a note the walk would find at `rel`; None: none there."""
