@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -43,19 +43,16 @@ def gather(desk: Desk, memory: Memory, reuse: Reuse | None, flagged: list[Record
     flags = flag_reasons(desk, flagged, among={i.rel for i in waiting})
     querier = Lazy(desk, reuse.querier if reuse else None)
     try:
-        return [
-            _grouped(_safe_item(desk, querier, i, flag_of(i, flags).code, memory, cache), i, flags)
-            for i in reversed(waiting)
-        ]
+        return [_grouped(desk, querier, i, flag_of(i, flags), memory, cache) for i in reversed(waiting)]
     finally:
         querier.close()
         cache.save(desk)
 
 
-def _grouped(item: rn.Item, found: InboxItem, flags: Mapping[str, Flag]) -> rn.Item:
+def _grouped(desk: Desk, querier: Lazy, found: InboxItem, flag: Flag, memory: Memory, cache: ItemCache) -> rn.Item:
     """The item with its group as `review`'s `a` groups it (`review.alike`): agent, code, note."""
-    target = flag_of(found, flags).target
-    return replace(item, agent=found.agent, about=target if item.code in ABOUT_A_NOTE else None)
+    item = _safe_item(desk, querier, found, flag.code, memory, cache)
+    return replace(item, agent=found.agent, about=flag.target if item.code in ABOUT_A_NOTE else None)
 
 
 def _safe_item(desk: Desk, querier: Lazy, found: InboxItem, code: str, memory: Memory, cache: ItemCache) -> rn.Item:

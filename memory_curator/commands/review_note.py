@@ -181,7 +181,8 @@ def _ticks(reading: rn.Reading | None, copies: list[tuple[str, rn.Reading]], mem
                 if got is reading:
                     mangled.setdefault(sid, tick.mangled)
             elif tick.verbs:
-                source[sid] = source[sid] if sid in source and source[sid] is None else where
+                if source.get(sid, "") is not None:  # the note's own tick (None) names no copy
+                    source[sid] = where
                 verbs.setdefault(sid, set()).update(tick.verbs)
                 reasons[sid] = reasons.get(sid) or tick.reason
             others.setdefault(sid, []).extend(tick.others)
@@ -243,15 +244,13 @@ def _apply(desk: Desk, asks: list[Ask], memory: Memory) -> tuple[list[Done], lis
                 continue
             detail = (ask.reason or rn.DROPPED_IN_REVIEW) if ask.verb == rn.DROP else offer.target
             try:
-                desk.copy = ask.copy
-                done.append(desk.act(run, inbox, ask.verb, detail, ask.section.digest or "", ask.section.target_digest))
+                by = replace(desk, copy=ask.copy)  # journalled with the copy the tick was read from
+                done.append(by.act(run, inbox, ask.verb, detail, ask.section.digest or "", ask.section.target_digest))
                 memory.problems.pop(inbox, None)
             except CuratorError as exc:
                 refused.append((inbox, one_line(str(exc))))
             except Exception as exc:  # a bug met on one item stays that item's; the others go on
                 refused.append((inbox, f"internal error: {one_line(exc)}; use `memory-curator review`"))
-            finally:
-                desk.copy = None
     return done, refused
 
 

@@ -138,7 +138,7 @@ class Section:
 
     def to_json(self) -> dict[str, object]:
         tasks = {key: [offer.verb, offer.target] for key, offer in self.tasks.items()}
-        bound = {"inbox": self.inbox, "digest": self.digest, "target_digest": self.target_digest}
+        bound = {key: getattr(self, key) for key in BOUND}
         return {"id": self.id, "lines": list(self.lines), "tasks": tasks, **bound, "members": list(self.members)}
 
     @classmethod
