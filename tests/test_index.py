@@ -34,6 +34,7 @@ from memory_curator.index.progress import PROGRESS_NOTES, Progress
 from memory_curator.index.questions import key_first
 from memory_curator.index.walk import walk
 from memory_curator.store.rules_file import load_for_vault
+from tests.conftest import FIXTURES, REAL_VAULT, require_shared
 
 from conftest import NOW, age, run_installed
 
@@ -906,3 +907,25 @@ def test_a_parallel_build_advances_the_bar_to_every_note_and_a_refresh_counts_te
     ix.Index(vault, rules, here, FixedClock(NOW), workers=default).refresh()
     assert tiny_chunks.seen.count("pool") == 2
     assert dump(there) == dump(here)
+
+
+@pytest.mark.parametrize("where", ["fixtures", "help", "learnings"])
+def test_whose_a_note_is_the_index_says_as_reading_the_note_does(where: str) -> None:
+    """`_namesakes` trusts the index's `owned` column instead of reading each namesake: on
+    every note of the fixtures and of both real vaults it must be what a read decides."""
+    from memory_curator.core.ownership import curator_owned
+    from memory_curator.core.rules import parse as parse_rules
+
+    roots = {"fixtures": FIXTURES, "help": REAL_VAULT, "learnings": REAL_VAULT.parent / "agent-learnings-es"}
+    root = require_shared(roots[where]) if where != "fixtures" else FIXTURES
+    rules = parse_rules((FIXTURES / "_meta/inbox-rules.md").read_text(encoding="utf-8"), "inbox-rules.md")
+    layout = indexing.Layout(rules)
+    owned = 0
+    for path in sorted(root.rglob("*.md")):
+        rel = path.relative_to(root).as_posix()
+        raw = path.read_bytes()
+        row = indexing.describe(rel, raw, layout)
+        read = curator_owned(rel, notes.parse(raw.decode("utf-8", errors="replace")).frontmatter, rules)
+        assert row.owned in (read, None), rel
+        owned += bool(row.owned)
+    assert where != "fixtures" or owned > 0

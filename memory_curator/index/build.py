@@ -37,7 +37,7 @@ CHUNK = 500  # notes per chunk: one `executemany` per table
 PARALLEL_NOTES = 2000  # at least this many notes to read: worker processes (each starts in ~0.1 s)
 MAX_WORKERS = 8
 NoteRow = tuple[int, str, str, str | None, str | None, str | None, str, str, str, str, int, int, str, str | None,
-                str | None, int, str | None]  # fmt: skip
+                str | None, int, str | None, bool | None]  # fmt: skip
 FtsRow = tuple[int, str, str, str]  # rowid, title, value, body
 NameRow = tuple[str, int]  # name, note id
 TextRow = tuple[int, bytes]  # note id, its indexed text compressed (`rows.pack`)
@@ -103,7 +103,7 @@ def describe_chunk(
         notes.append(
             (ident, r.path, r.stem, r.surface, r.key, r.day, r.title, r.frontmatter, json.dumps(r.tags),
              json.dumps(r.links), size, mtime if mtime < racy_ns else -1, r.content_hash, r.text_hash, r.body_hash,
-             r.words, r.problem)
+             r.words, r.problem, r.owned)
         )  # fmt: skip
         fts.append((ident, r.title, r.value, r.body))
         texts.append((ident, pack(r.title, r.value, r.body)))

@@ -20,7 +20,7 @@ from memory_curator.core.words import HEAD, prefixes, stem, tokens
 from memory_curator.index import semantic
 from memory_curator.index.querier import IndexQuerier
 from memory_curator.index.questions import Found, Questions, Ranked, key_first, near, pairable
-from memory_curator.index.rows import Row, bm25, describe
+from memory_curator.index.rows import Row, Stemmed, bm25, describe
 
 if TYPE_CHECKING:
     from memory_curator.index.semantic import Matrix
@@ -161,9 +161,9 @@ class Overlay(Questions):
         found += [p for p, s in self._matching("body_hash", bare) if not _other(candidate, s.row)]
         return found + [p for p in self.base.copies(candidate, digest, bare) if self._visible(p)]
 
-    def with_stem(self, stem: str) -> list[tuple[str, str | None]]:
-        found = [(p, surface) for p, surface in self.base.with_stem(stem) if self._visible(p)]
-        return found + [(p, s.row.surface) for p, s in self._matching("stem", stem)]
+    def with_stem(self, stem: str) -> list[Stemmed]:
+        found = [row for row in self.base.with_stem(stem) if self._visible(row[0])]
+        return found + [(p, s.row.surface, s.row.owned) for p, s in self._matching("stem", stem)]
 
     def paths_naming(self, wanted: tuple[str, ...], language: str, every: bool = True) -> list[str]:
         return [p for p in self.base.paths_naming(wanted, language, every) if self._visible(p)]

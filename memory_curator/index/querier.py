@@ -20,7 +20,7 @@ from memory_curator.core.notes import parse
 from memory_curator.core.rules import Rules
 from memory_curator.index import semantic
 from memory_curator.index.questions import Found, Questions, Ranked, key_first, near, pairable
-from memory_curator.index.rows import COMMON_FLOOR, Layout, candidate_parts, match_expression, unpack
+from memory_curator.index.rows import COMMON_FLOOR, Layout, Stemmed, candidate_parts, match_expression, unpack
 from memory_curator.index.store import FILE_NAME, Index, IndexUnavailable, Progress, Refresh, read_note
 from memory_curator.store.writer import FILES, Files
 
@@ -188,8 +188,9 @@ class IndexQuerier(Questions):
                 found.append(path)
         return found
 
-    def with_stem(self, stem: str) -> list[tuple[str, str | None]]:
-        return list(self.conn.execute("SELECT path, surface FROM notes WHERE stem = ?", (stem,)))
+    def with_stem(self, stem: str) -> list[Stemmed]:
+        rows = self.conn.execute("SELECT path, surface, owned FROM notes WHERE stem = ?", (stem,))
+        return [(path, surface, None if owned is None else bool(owned)) for path, surface, owned in rows]
 
     def paths_naming(self, wanted: tuple[str, ...], language: str, every: bool = True) -> list[str]:
         """Notes whose folders and file name hold every (or, `every=False`, any) distinctive

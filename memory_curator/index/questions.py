@@ -25,6 +25,7 @@ from memory_curator.index.rows import (
     COMMON_SHARE,
     QUERY_TERMS,
     Layout,
+    Stemmed,
     candidate_parts,
     choose_terms,
     hashes,
@@ -96,8 +97,9 @@ class Questions(ABC):
         unless they carry another key or value (`facts.other_body_owner`)."""
 
     @abstractmethod
-    def with_stem(self, stem: str) -> list[tuple[str, str | None]]:
-        """(path, surface) of the notes whose file name, folded, is `stem`."""
+    def with_stem(self, stem: str) -> list[Stemmed]:
+        """(path, surface, owned) of the notes whose file name, folded, is `stem`; owned is None
+        when the index could not tell (a note it keeps by its body alone)."""
 
     @abstractmethod
     def paths_naming(self, words: tuple[str, ...], language: str, every: bool = True) -> list[str]:
@@ -177,7 +179,7 @@ class Questions(ABC):
         declared surface."""
         for link in links:
             target = nfc(link.strip().removesuffix(".md")).casefold()
-            for path, surface in self.with_stem(target.rsplit("/", 1)[-1]):
+            for path, surface, _ in self.with_stem(target.rsplit("/", 1)[-1]):
                 folded = nfc(path[:-3]).casefold()
                 if surface and ("/" not in target or folded == target or folded.endswith("/" + target)):
                     return True
@@ -226,12 +228,14 @@ class Questions(ABC):
         if not candidate.target:
             return []
         found = []
-        for path, _ in self.with_stem(subject.link_name(candidate.target)):
-            text = None if never_owned(path) or path == candidate.inbox_path else self.text(path)
-            if text is None:
+        for path, _, owned in self.with_stem(subject.link_name(candidate.target)):
+            if never_owned(path) or path == candidate.inbox_path:
                 continue
-            note = self.parsed(path, text)
-            if subject.names_alike(candidate, path, note.curator_owned):
+            if owned is not None and not subject.names_alike(candidate, path, owned):
+                continue  # whose it is, the index knows: a fact's own namesakes are not read
+            text = self.text(path)
+            note = None if text is None else self.parsed(path, text)
+            if note is not None and subject.names_alike(candidate, path, note.curator_owned):
                 found.append(replace(note, found_by="file-name"))
         return found
 

@@ -27,6 +27,7 @@ from memory_curator.core.marks import strip_trailing_marks
 from memory_curator.core.merge import norm_text
 from memory_curator.core.names import nfc, printable, slugify
 from memory_curator.core.notes import as_list, content_hash, frontmatter_tags, parse
+from memory_curator.core.ownership import curator_owned
 from memory_curator.core.rules import Rules
 from memory_curator.core.subject import first_heading
 from memory_curator.core.surface import Surface
@@ -69,6 +70,10 @@ class Row:
     body_hash: str | None  # the body alone: a verbatim copy under another title
     words: int
     problem: str | None
+    owned: bool | None = None  # the curator's note (`ownership.curator_owned`); None: read it to know
+
+
+Stemmed = tuple[str, str | None, "bool | None"]  # a note named so: (path, surface, owned; None: unknown)
 
 
 class Layout:
@@ -77,7 +82,7 @@ class Layout:
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.folders = [(s.path.split("{")[0].rsplit("/", 1)[0] + "/", s) for s in rules.surfaces]
-        self.signature = json.dumps([[s.name, s.type, s.path, list(s.key)] for s in rules.surfaces])
+        self.signature = json.dumps([[s.name, s.type, s.path, list(s.key), s.curated] for s in rules.surfaces])
 
     def surface_of(self, rel: str, frontmatter: Mapping[str, Any]) -> Surface | None:
         by_type = infer_surface(frontmatter, self.rules)
@@ -170,6 +175,7 @@ def _describe(rel: str, raw: bytes, layout: Layout) -> Row:
         body_hash=_hash(bare),
         words=folded.count(" ") + 1 if folded else 0,
         problem=problem,
+        owned=None if note.problem else curator_owned(rel, fm, layout.rules),
     )
 
 

@@ -35,7 +35,8 @@ from memory_curator.index.walk import notes, notes_at
 from memory_curator.store.state import STATE_FIX
 from memory_curator.store.writer import FILES, Files
 
-SCHEMA_VERSION = 3  # 2: body_hash, headings and Unicode slugs among the names; 3: contentless FTS5, texts, paths
+SCHEMA_VERSION = 4  # 2: body_hash, headings and Unicode slugs among the names; 3: contentless FTS5, texts, paths;
+# 4: owned (whose a note is, so its namesakes are not read to learn it)
 FILE_NAME = "index.sqlite3"
 RACY_NS = 2_000_000_000
 HASH_BYTES = 32 * 1024 * 1024  # FTS5 buffers this much before writing a segment: half the CPU of 1 MB
@@ -59,7 +60,8 @@ CREATE TABLE notes(
     text_hash TEXT,
     body_hash TEXT,
     words INTEGER NOT NULL,
-    problem TEXT
+    problem TEXT,
+    owned INTEGER
 );
 CREATE TABLE names(name TEXT NOT NULL, note INTEGER NOT NULL);
 CREATE TABLE terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
@@ -82,11 +84,11 @@ CREATE INDEX names_note ON names(note);
 """
 _NOTE_COLUMNS = (
     "id, path, stem, surface, key, day, title, frontmatter, tags, links, size, mtime_ns, content_hash, text_hash, "
-    "body_hash, words, problem"
+    "body_hash, words, problem, owned"
 )  # the order of `build.NoteRow`
 # A whole chunk (`build.Described`) goes in with one `executemany` per table, while the workers
 # describe the next chunks.
-_INSERT_NOTES = f"INSERT INTO notes({_NOTE_COLUMNS}) VALUES ({', '.join('?' * 17)})"
+_INSERT_NOTES = f"INSERT INTO notes({_NOTE_COLUMNS}) VALUES ({', '.join('?' * 18)})"
 _INSERT_FTS = "INSERT INTO fts(rowid, title, value, body) VALUES (?, ?, ?, ?)"
 _INSERT_NAMES = "INSERT INTO names(name, note) VALUES (?, ?)"
 _INSERT_TEXTS = "INSERT INTO texts(id, packed) VALUES (?, ?)"
