@@ -17,6 +17,7 @@ from click.testing import Result
 from memory_curator.cli.machine import build_context
 from memory_curator.commands.check import check_text
 from memory_curator.index.querier import IndexQuerier
+from memory_curator.index.questions import Questions
 from tests.conftest import snapshot
 from tests.test_subjects import vault_with
 
@@ -212,3 +213,36 @@ def test_the_surfaces_own_namesakes_are_not_read_to_learn_whose_they_are(
     assert verdict["verdict"] == "needs_review" and "[[Size]] would be ambiguous" in verdict["reason"], verdict
     namesakes_read = {p for p in read if p.endswith("/size.md")}
     assert len(namesakes_read) <= 5, sorted(namesakes_read)
+
+
+def test_neighbours_carry_whose_they_are_and_the_curators_are_not_read_again_for_restating(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Restating (a candidate made of a person's sentences) asks only about the person's notes:
+    the curator's neighbours, known as such by the index, are not read and parsed again
+    (`facts.restating` cost a 100k-note sweep 10% of its CPU, tests/perf/bench.py)."""
+    owned = (
+        "---\ntype: fact\nentity: gizmo-{n}\npredicate: weight\nvalue: {n} kg\n"
+        "curated_from: [{{inbox: a/x}}]\n---\nThe gizmo weighs {n} kg on the catalog scale.\n"
+    )
+    vault_with(vault, {f"facts/gizmo-{n}/weight.md": owned.format(n=n) for n in range(3)})
+    vault_with(vault, {"Gizmos.md": "# Gizmos\n\nThe gizmo weighs little on the catalog scale.\n"})
+    asked: list[str] = []
+    real = Questions.note_at
+
+    def spy(self: Questions, rel: str) -> Any:
+        asked.append(rel)
+        return real(self, rel)
+
+    monkeypatch.setattr(Questions, "note_at", spy)
+    ctx = build_context(vault)
+    candidate = (
+        "---\ntype: fact\nentity: gizmo-9\npredicate: weight\nvalue: 9 kg\nconfidence: 2\n"
+        "source_url: https://parts.acme-industrial.com/catalog/gizmo-9\n---\n"
+        "The gizmo weighs 9 kg on the catalog scale.\n"
+    )
+    verdict = check_text(ctx, candidate, "_inbox/agent/c.md", agent="agent", with_context=True).to_json()
+    near = {n["path"] for n in verdict["compared_with"]["neighbours"]}
+    assert {"Gizmos.md", "facts/gizmo-1/weight.md"} <= near, verdict["compared_with"]
+    asked_owned = [p for p in asked if p.startswith("facts/gizmo-") and p != "facts/gizmo-9/weight.md"]
+    assert asked_owned == [] and "Gizmos.md" in asked, asked

@@ -49,6 +49,7 @@ class Neighbour:
     key: str | None = None  # the path its own key fields name, on a keyed surface
     value: str = ""  # its `value`, as written
     agreed: tuple[str, ...] = ()  # the fields it shares with the candidate that made it near (`evidence.agreed`)
+    owned: bool | None = None  # the curator's note, as the index knows it; None: read it to know
 
 
 Alike = tuple[str, int, int]  # a note titled alike: its path, the title words its path holds, the title's words
@@ -313,6 +314,8 @@ def restating(candidate: Candidate, found: tuple[Neighbour, ...], querier: Queri
     the vault nothing new, so it waits naming them (issue 38)."""
     person = []
     for neighbour in found:
+        if neighbour.owned:
+            continue  # the curator's, as the index knows: not read again to learn it
         note = querier.note_at(neighbour.path) if neighbour.text else None
         if note is not None and not note.curator_owned:
             person.append((neighbour.path, note.note.body))

@@ -245,7 +245,7 @@ class Overlay(Questions):
             staged = self.staged.get(path) if rowid < 0 else None
             if staged is not None:
                 row = staged.row
-                out.append(Found(path, row.title, row.key, row.value, f"{row.title} {row.value} {row.body}"))
+                out.append(Found(path, row.title, row.key, row.value, f"{row.title} {row.value} {row.body}", row.owned))
             elif path in indexed:
                 out.append(indexed[path])
         return out
@@ -270,7 +270,7 @@ class Overlay(Questions):
         staged = self.staged.get(path)
         if staged is None:
             return self.base.neighbour(path, score)
-        return near(path, staged.row.title, score, staged.text, staged.row.key, staged.row.value)
+        return near(path, staged.row.title, score, staged.text, staged.row.key, staged.row.value, staged.row.owned)
 
 
 def _settled(rows: list[Ranked], count: int, visible: Callable[[str], bool]) -> bool:

@@ -190,7 +190,7 @@ class IndexQuerier(Questions):
 
     def with_stem(self, stem: str) -> list[Stemmed]:
         rows = self.conn.execute("SELECT path, surface, owned FROM notes WHERE stem = ?", (stem,))
-        return [(path, surface, None if owned is None else bool(owned)) for path, surface, owned in rows]
+        return [(path, surface, _owned(owned)) for path, surface, owned in rows]
 
     def paths_naming(self, wanted: tuple[str, ...], language: str, every: bool = True) -> list[str]:
         """Notes whose folders and file name hold every (or, `every=False`, any) distinctive
@@ -310,9 +310,9 @@ class IndexQuerier(Questions):
         ids = [rowid for _, rowid in ranked if rowid >= 0]
         marks = ",".join("?" * len(ids))
         indexed = {
-            path: Found(path, title, key, _value_of(fm), " ".join(unpack(packed)))
-            for path, title, key, fm, packed in self.conn.execute(
-                "SELECT n.path, n.title, n.key, n.frontmatter, t.packed FROM notes n "
+            path: Found(path, title, key, _value_of(fm), " ".join(unpack(packed)), _owned(owned))
+            for path, title, key, fm, packed, owned in self.conn.execute(
+                "SELECT n.path, n.title, n.key, n.frontmatter, t.packed, n.owned FROM notes n "
                 f"JOIN texts t ON t.id = n.id WHERE n.id IN ({marks})",
                 ids,
             )
@@ -333,8 +333,12 @@ class IndexQuerier(Questions):
         return [(score, names[ident]) for ident, score in indexed if ident in names]
 
     def neighbour(self, path: str, score: float) -> Neighbour:
-        found = self.conn.execute("SELECT title, key, frontmatter FROM notes WHERE path = ?", (path,)).fetchone()
-        return near(path, found[0], score, self.text(path) or "", found[1], _value_of(found[2]))
+        found = self.conn.execute("SELECT title, key, frontmatter, owned FROM notes WHERE path = ?", (path,)).fetchone()
+        return near(path, found[0], score, self.text(path) or "", found[1], _value_of(found[2]), _owned(found[3]))
+
+
+def _owned(column: int | None) -> bool | None:
+    return None if column is None else bool(column)
 
 
 def _value_of(frontmatter: str) -> str:

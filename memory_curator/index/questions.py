@@ -59,6 +59,7 @@ class Found:
     key: str | None
     value: str
     text: str  # title, value and body as indexed
+    owned: bool | None = None  # the curator's note (the index's `owned`); None: not known without reading it
 
 
 class Questions(ABC):
@@ -229,10 +230,10 @@ class Questions(ABC):
             return []
         found = []
         for path, _, owned in self.with_stem(subject.link_name(candidate.target)):
-            if never_owned(path) or path == candidate.inbox_path:
-                continue
             if owned is not None and not subject.names_alike(candidate, path, owned):
                 continue  # whose it is, the index knows: a fact's own namesakes are not read
+            if never_owned(path) or path == candidate.inbox_path:
+                continue
             text = self.text(path)
             note = None if text is None else self.parsed(path, text)
             if note is not None and subject.names_alike(candidate, path, note.curator_owned):
@@ -371,7 +372,8 @@ class Questions(ABC):
         peer_paths = {f.path for f in extra}
         kept += [item for item in scored[k:] if item[2].path in peer_paths]
         return [
-            (near(f.path, f.title, score, self.text(f.path) or "", f.key, f.value), topic) for score, topic, f in kept
+            (near(f.path, f.title, score, self.text(f.path) or "", f.key, f.value, f.owned), topic)
+            for score, topic, f in kept
         ]
 
     def _found_at(self, path: str) -> Found | None:
@@ -381,8 +383,9 @@ class Questions(ABC):
             return None
         note = parse(text)
         title, value, body = candidate_parts(note.frontmatter, note.body)
-        surface = self.layout.surface_of(path, note.frontmatter)
-        return Found(path, title, self.layout.key_of(path, surface, note.frontmatter), value, f"{title} {value} {body}")
+        fm = note.frontmatter
+        key = self.layout.key_of(path, self.layout.surface_of(path, fm), fm)
+        return Found(path, title, key, value, f"{title} {value} {body}", curator_owned(path, fm, self.rules))
 
     def _found(
         self, head: list[str], body: list[str], language: str, count: int
@@ -439,9 +442,11 @@ class Questions(ABC):
         return [self.neighbour(path, min(1.0, score)) for score, path in kept]
 
 
-def near(path: str, title: str, score: float, text: str, key: str | None, value: str) -> Neighbour:
+def near(
+    path: str, title: str, score: float, text: str, key: str | None, value: str, owned: bool | None = None
+) -> Neighbour:
     """A neighbour as shown: its title, else its file name; its score to four places."""
-    return Neighbour(path, title or path.rsplit("/", 1)[-1][:-3], round(score, 4), text, key, value)
+    return Neighbour(path, title or path.rsplit("/", 1)[-1][:-3], round(score, 4), text, key, value, owned=owned)
 
 
 def key_first(paths: list[str], rel: str) -> list[str]:
