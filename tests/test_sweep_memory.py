@@ -6,6 +6,7 @@ took 8.4 GB."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import tracemalloc
@@ -16,8 +17,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from memory_curator.cli import cli
+from memory_curator.cli.machine import build_context
 from memory_curator.commands import sweep
 from tests.conftest import OLD
+from tests.safety_kit import set_commit_batch
 from tests.test_similarity_linear import prose
 
 SIZE = 128 * 1024
@@ -112,3 +115,28 @@ def test_the_peak_of_a_sweep_does_not_grow_with_the_number_of_candidates(tmp_pat
         peaks.append(swept_peak_mb(root))
         assert len(list(root.glob("facts/widget-*/history.md"))) == count
     assert peaks[1] - peaks[0] < 12, f"peaks {peaks[0]:.0f} MB for 20, {peaks[1]:.0f} MB for 60"
+
+
+def test_a_sweep_of_small_notes_gives_the_index_one_segment_not_one_a_group_commit(
+    vault: Path, write_candidate: Callable[..., Path], invoke: Callable[..., Result]
+) -> None:
+    """Each intake of written notes is one more FTS5 segment that every later BM25 query reads:
+    at 100k notes the 16 intakes of a 1,000-candidate sweep made each query 32% slower
+    (`tests/perf/bench.py --only sweep`). Small notes wait in the overlay (bounded by
+    `SETTLE_NOTES` and `BATCH_BYTES`) and go in once; a group commit every 3 candidates."""
+    set_commit_batch(vault, 3)
+    assert invoke("run", "--no-judge", "--vault", str(vault)).exit_code == 0  # the vault's first notes
+    assert invoke("index", "rebuild", "--vault", str(vault)).exit_code == 0
+    state = build_context(vault).state
+    before = _segments(state)
+    for n in range(18):
+        write_candidate(vault, f"w{n:02d}.md", big_fact(n, 2_000))
+    result = invoke("run", "--no-judge", "--vault", str(vault))
+    assert result.exit_code == 0, result.output
+    assert len(list(vault.glob("facts/widget-*/history.md"))) == 18
+    assert _segments(state) <= before + 1, (before, _segments(state))
+
+
+def _segments(state: Path) -> int:
+    with sqlite3.connect(state / "index.sqlite3") as conn:
+        return int(conn.execute("SELECT count(DISTINCT segid) FROM fts_idx").fetchone()[0])

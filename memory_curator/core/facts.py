@@ -131,6 +131,8 @@ class Settling(Protocol):
 
     def settle(self) -> None: ...
 
+    def weight(self) -> tuple[int, int]: ...  # the notes staged and their bytes, not yet settled
+
 
 def staging(querier: Querier) -> Staging:
     """The querier a sweep asks, as one it stages its notes in. Every querier factory gives one

@@ -72,6 +72,11 @@ class Overlay(Questions):
         self._near.clear()
         self._paired.clear()
 
+    def weight(self) -> tuple[int, int]:
+        """How many notes are staged, and their bytes: what the overlay holds until `settle`."""
+        staged = [s for _, s in self._notes()]
+        return len(staged), sum(len(s.text) for s in staged)
+
     def stage(self, rel: str, text: str | None) -> None:
         """Make a note this sweep wrote (or removed: None) visible to later candidates."""
         self.generation += 1
