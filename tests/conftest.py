@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -100,25 +101,35 @@ def clock() -> FixedClock:
 HYPOTHESIS_HOME = "MC_TEST_HYPOTHESIS_HOME"  # the run's Hypothesis folder, handed to xdist's workers
 
 
+def suite_cache(name: str) -> Path:
+    """A folder of the suite's caches, the same for every run of this checkout: outside it (in
+    the system's temp folder, one a checkout, named by its path's hash) and outside any run's
+    temp folders, so that what a run compiled or built is read back by the next. Deleting it
+    is always safe: it is made again."""
+    checkout = hashlib.sha256(os.fsencode(REPO)).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir(), f"memory-curator-tests-{os.getuid()}", checkout, name)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Hypothesis keeps its caches (filled from collection on) in a temp folder of this run,
-    not in .hypothesis/ in the checkout: one folder for every worker, so that its unicode
-    tables (~4 s to build) are built once per run. Bytecode is shared too (`share_bytecode`)."""
+    """Hypothesis keeps its caches (filled from collection on) in a folder of the suite's, not in
+    .hypothesis/ in the checkout: one folder for every worker and every run, so that its unicode
+    tables (~4 s to build) are built once, not per worker nor per run. Bytecode is kept so too
+    (`share_bytecode`)."""
     if not hasattr(config, "workerinput"):  # xdist's workers, started after this, inherit both
-        folder = tempfile.mkdtemp(prefix="memory-curator-hypothesis-")
-        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
-        os.environ[HYPOTHESIS_HOME] = folder
-        share_bytecode(config)
+        os.environ[HYPOTHESIS_HOME] = str(suite_cache("hypothesis"))
+        share_bytecode()
     set_hypothesis_home_dir(os.environ[HYPOTHESIS_HOME])
 
 
-def share_bytecode(config: pytest.Config) -> None:
+def share_bytecode() -> None:
     """Every Python of this run (the xdist workers, each CLI a test runs as a process) keeps its
-    bytecode in one temp folder of the run and reads the others' back: compiled once per session,
-    not once per process (PYTHONDONTWRITEBYTECODE made each child compile ~100 modules, 0.15 s),
-    and never written into the checkout."""
-    folder = tempfile.mkdtemp(prefix="memory-curator-pycache-")
-    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    bytecode in one folder of the suite's and reads the others' back, and the next run reads it
+    too: compiled once, not once per process (PYTHONDONTWRITEBYTECODE made each child compile ~100
+    modules, 0.15 s) nor once per run (the tests' rewritten assertions, the libraries: ~8 s), and
+    never written into the checkout. Python checks each file's source time and size, as always."""
+    folder = str(suite_cache("pycache"))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = folder
     sys.dont_write_bytecode, sys.pycache_prefix = False, folder
