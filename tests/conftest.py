@@ -189,12 +189,18 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 @pytest.fixture(autouse=True)
 def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("home")
+    isolate(monkeypatch, home)
+    return home
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """HOME and the XDG folders under `home`; no vault, state folder or key from the environment
+    (`isolated_state` for every test; a module's shared fixture calls it in its own context)."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     for name in ("MEMORY_CURATOR_VAULT", "MEMORY_CURATOR_STATE", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    return home
 
 
 class FailingClock:
@@ -249,9 +255,13 @@ def age(path: Path) -> None:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    """A copy of vault_fixtures/ with every file's mtime in 2020: its inbox files are settled,
-    and no note looks freshly written (or written in the future) to any clock, shifted or not."""
-    root = tmp_path / "vault"
+    """A copy of vault_fixtures/ with every file's mtime in 2020 (`fixture_vault`)."""
+    return fixture_vault(tmp_path / "vault")
+
+
+def fixture_vault(root: Path) -> Path:
+    """A copy of vault_fixtures/ at `root` with every file's mtime in 2020: its inbox files are
+    settled, and no note looks freshly written (or written in the future) to any clock."""
     shutil.copytree(FIXTURES, root)
     for path in root.rglob("*"):
         if path.is_file():
@@ -270,16 +280,18 @@ def empty_vault(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def write_candidate() -> Callable[..., Path]:
-    def write(root: Path, name: str, text: str | bytes, agent: str = "agent-a", settled: bool = True) -> Path:
-        folder = root / "_inbox" / agent if agent != "inbox" else root / "_inbox"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / name
-        path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
-        if settled:
-            age(path)
-        return path
+    return put_candidate
 
-    return write
+
+def put_candidate(root: Path, name: str, text: str | bytes, agent: str = "agent-a", settled: bool = True) -> Path:
+    """A candidate file in `agent`'s inbox folder (`inbox`: the inbox root), settled unless told."""
+    folder = root / "_inbox" / agent if agent != "inbox" else root / "_inbox"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    if settled:
+        age(path)
+    return path
 
 
 @pytest.fixture
