@@ -38,8 +38,9 @@ def test_hypothesis_keeps_its_unicode_tables_in_one_folder_for_every_worker() ->
 
 def test_the_bytecode_and_hypothesis_tables_are_kept_for_the_next_run() -> None:
     """Compiling the tests (assertions rewritten) and the libraries and building Hypothesis's
-    tables cost ~12 s of CPU a run (docs/testing.md): both folders are the same for every run of this checkout,
-    outside it and outside the run's temp folders, so only what changed is made again."""
+    tables cost ~12 s of CPU a run (docs/testing.md): both folders are the same for every run of
+    this checkout, outside it and outside the run's temp folders, so only what changed is made
+    again."""
     bytecode, tables = Path(os.environ["PYTHONPYCACHEPREFIX"]), Path(os.environ["MC_TEST_HYPOTHESIS_HOME"])
     assert (bytecode, tables) == (suite_cache("pycache"), suite_cache("hypothesis"))
     assert bytecode.parent == tables.parent == suite_cache("pycache").parent
