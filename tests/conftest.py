@@ -98,7 +98,7 @@ def clock() -> FixedClock:
     return FixedClock(NOW)
 
 
-HYPOTHESIS_HOME = "MC_TEST_HYPOTHESIS_HOME"  # the run's Hypothesis folder, handed to xdist's workers
+HYPOTHESIS_HOME = "MC_TEST_HYPOTHESIS_HOME"  # the suite's Hypothesis folder, handed to xdist's workers
 
 
 def suite_cache(name: str) -> Path:
@@ -115,8 +115,8 @@ def suite_cache(name: str) -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     """Hypothesis keeps its caches (filled from collection on) in a folder of the suite's, not in
     .hypothesis/ in the checkout: one folder for every worker and every run, so that its unicode
-    tables (~1.3 s of CPU to build) are built once, not per worker nor per run. Bytecode is kept so too
-    (`share_bytecode`)."""
+    tables (~1.3 s of CPU to build) are built once, not per worker nor per run. Bytecode is kept
+    so too (`share_bytecode`)."""
     if not hasattr(config, "workerinput"):  # xdist's workers, started after this, inherit both
         os.environ[HYPOTHESIS_HOME] = str(suite_cache("hypothesis"))
         share_bytecode()
