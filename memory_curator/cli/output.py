@@ -34,7 +34,7 @@ PIPED_MAX_WIDTH = 100_000  # a piped table's row stays one line up to this many 
 def make_console(stderr: bool = False, soft_wrap: bool = False, highlight: bool = True) -> Console:
     """The one place a Console is built (tests/test_shown.py holds it to that): rich's emoji codes
     off, so an agent's `:warning:` stays the text it wrote. rich is imported here, not at start:
-    ~70 ms of a process that prints JSON only (docs/testing.md)."""
+    ~40 ms of CPU a process that prints JSON only saves (docs/testing.md)."""
     from rich.console import Console
 
     return Console(stderr=stderr, soft_wrap=soft_wrap, highlight=highlight, emoji=False)
