@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -97,28 +98,38 @@ def clock() -> FixedClock:
     return FixedClock(NOW)
 
 
-HYPOTHESIS_HOME = "MC_TEST_HYPOTHESIS_HOME"  # the run's Hypothesis folder, handed to xdist's workers
+HYPOTHESIS_HOME = "MC_TEST_HYPOTHESIS_HOME"  # the suite's Hypothesis folder, handed to xdist's workers
+
+
+def suite_cache(name: str) -> Path:
+    """A folder of the suite's caches, the same for every run of this checkout: outside it (in
+    the system's temp folder, one a checkout, named by its path's hash) and outside any run's
+    temp folders, so that what a run compiled or built is read back by the next. Deleting it
+    is always safe: it is made again."""
+    checkout = hashlib.sha256(os.fsencode(REPO)).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir(), f"memory-curator-tests-{os.getuid()}", checkout, name)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Hypothesis keeps its caches (filled from collection on) in a temp folder of this run,
-    not in .hypothesis/ in the checkout: one folder for every worker, so that its unicode
-    tables (~4 s to build) are built once per run. Bytecode is shared too (`share_bytecode`)."""
+    """Hypothesis keeps its caches (filled from collection on) in a folder of the suite's, not in
+    .hypothesis/ in the checkout: one folder for every worker and every run, so that its unicode
+    tables (~1.3 s of CPU to build) are built once, not per worker nor per run. Bytecode is kept
+    so too (`share_bytecode`)."""
     if not hasattr(config, "workerinput"):  # xdist's workers, started after this, inherit both
-        folder = tempfile.mkdtemp(prefix="memory-curator-hypothesis-")
-        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
-        os.environ[HYPOTHESIS_HOME] = folder
-        share_bytecode(config)
+        os.environ[HYPOTHESIS_HOME] = str(suite_cache("hypothesis"))
+        share_bytecode()
     set_hypothesis_home_dir(os.environ[HYPOTHESIS_HOME])
 
 
-def share_bytecode(config: pytest.Config) -> None:
+def share_bytecode() -> None:
     """Every Python of this run (the xdist workers, each CLI a test runs as a process) keeps its
-    bytecode in one temp folder of the run and reads the others' back: compiled once per session,
-    not once per process (PYTHONDONTWRITEBYTECODE made each child compile ~100 modules, 0.15 s),
-    and never written into the checkout."""
-    folder = tempfile.mkdtemp(prefix="memory-curator-pycache-")
-    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    bytecode in one folder of the suite's and reads the others' back, and the next run reads it
+    too: compiled once, not once per process (PYTHONDONTWRITEBYTECODE made each child compile ~100
+    modules, 0.15 s) nor once per run (the tests' rewritten assertions, the libraries: ~8 s), and
+    never written into the checkout. Python checks each file's source time and size, as always."""
+    folder = str(suite_cache("pycache"))
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = folder
     sys.dont_write_bytecode, sys.pycache_prefix = False, folder
@@ -178,12 +189,18 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 @pytest.fixture(autouse=True)
 def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("home")
+    isolate(monkeypatch, home)
+    return home
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """HOME and the XDG folders under `home`; no vault, state folder or key from the environment
+    (`isolated_state` for every test; a module's shared fixture calls it in its own context)."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     for name in ("MEMORY_CURATOR_VAULT", "MEMORY_CURATOR_STATE", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    return home
 
 
 class FailingClock:
@@ -238,9 +255,13 @@ def age(path: Path) -> None:
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    """A copy of vault_fixtures/ with every file's mtime in 2020: its inbox files are settled,
-    and no note looks freshly written (or written in the future) to any clock, shifted or not."""
-    root = tmp_path / "vault"
+    """A copy of vault_fixtures/ with every file's mtime in 2020 (`fixture_vault`)."""
+    return fixture_vault(tmp_path / "vault")
+
+
+def fixture_vault(root: Path) -> Path:
+    """A copy of vault_fixtures/ at `root` with every file's mtime in 2020: its inbox files are
+    settled, and no note looks freshly written (or written in the future) to any clock."""
     shutil.copytree(FIXTURES, root)
     for path in root.rglob("*"):
         if path.is_file():
@@ -259,16 +280,18 @@ def empty_vault(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def write_candidate() -> Callable[..., Path]:
-    def write(root: Path, name: str, text: str | bytes, agent: str = "agent-a", settled: bool = True) -> Path:
-        folder = root / "_inbox" / agent if agent != "inbox" else root / "_inbox"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / name
-        path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
-        if settled:
-            age(path)
-        return path
+    return put_candidate
 
-    return write
+
+def put_candidate(root: Path, name: str, text: str | bytes, agent: str = "agent-a", settled: bool = True) -> Path:
+    """A candidate file in `agent`'s inbox folder (`inbox`: the inbox root), settled unless told."""
+    folder = root / "_inbox" / agent if agent != "inbox" else root / "_inbox"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    if settled:
+        age(path)
+    return path
 
 
 @pytest.fixture

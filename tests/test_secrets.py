@@ -14,18 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from loop_kit import cli
 from secrets_corpus import CREDENTIALS, LOOK_ALIKES
 
+from memory_curator.cli.app import cli as app
 from memory_curator.cli.machine import build_context
 from memory_curator.commands import agent
 from memory_curator.commands.check import check_text
 from memory_curator.commands.context import Context, Seams
-from memory_curator.core.clock import FixedClock
+from memory_curator.core.clock import FixedClock, SystemClock
 from memory_curator.core.errors import CuratorError
 from memory_curator.core.secrets import hashed, mask, masked_text, scan
 
-from conftest import NOW, SHARED, require_shared
+from conftest import NOW, SHARED, fixture_vault, isolate, put_candidate, require_shared
 
 PLACES = ("inline", "yaml", "fenced", "link")
 
@@ -65,23 +67,38 @@ def secret_values(credential: str) -> list[str]:
     return [f.secret for f in scan(credential)] or [credential]
 
 
-@pytest.fixture
-def swept(vault: Path, write_candidate: Callable[..., Path], invoke: Callable[..., Any]) -> dict[str, dict[str, Any]]:
-    shutil.rmtree(vault / "_inbox/test-step-4", ignore_errors=True)
-    for file, (text, _) in candidates().items():
-        write_candidate(vault, file, text)
-    for number, (name, text) in enumerate(LOOK_ALIKES):
-        write_candidate(
-            vault, f"look-{name}.md", fact(f"lookalike{number}", f"shape{number}", body=text), agent="agent-b"
-        )
-    result = invoke("run", "--vault", str(vault), "--json")
+@pytest.fixture(scope="module")
+def corpus_swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, dict[str, Any]]]:
+    """The fixture vault with every credential in every place and every look-alike, swept once
+    for the tests below (~1 s a sweep), which only read its actions and the files it left."""
+    with pytest.MonkeyPatch.context() as patch:
+        isolate(patch, tmp_path_factory.mktemp("home"))
+        vault = fixture_vault(tmp_path_factory.mktemp("secrets") / "vault")
+        shutil.rmtree(vault / "_inbox/test-step-4", ignore_errors=True)
+        for file, (text, _) in candidates().items():
+            put_candidate(vault, file, text)
+        for number, (name, text) in enumerate(LOOK_ALIKES):
+            body = fact(f"lookalike{number}", f"shape{number}", body=text)
+            put_candidate(vault, f"look-{name}.md", body, agent="agent-b")
+        args = ["run", "--vault", str(vault), "--json"]
+        result = CliRunner().invoke(app, args, obj=Seams(clock=SystemClock()), catch_exceptions=False)
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
-    return {a["inbox_path"].rpartition("/")[2]: a for agent_ in out["agents"] for a in agent_["actions"]}
+    return vault, {a["inbox_path"].rpartition("/")[2]: a for agent_ in out["agents"] for a in agent_["actions"]}
+
+
+@pytest.fixture
+def swept(corpus_swept: tuple[Path, dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    return corpus_swept[1]
+
+
+@pytest.fixture
+def swept_vault(corpus_swept: tuple[Path, dict[str, dict[str, Any]]]) -> Path:
+    return corpus_swept[0]
 
 
 def test_every_credential_in_every_place_waits_with_reason_secret(
-    swept: dict[str, dict[str, Any]], vault: Path
+    swept: dict[str, dict[str, Any]], swept_vault: Path
 ) -> None:
     for file, (_text, credential) in candidates().items():
         action = swept[file]
@@ -89,21 +106,21 @@ def test_every_credential_in_every_place_waits_with_reason_secret(
         assert action["reason_code"] == "secret", (file, action)
         for secret in secret_values(credential):
             assert secret not in action["reason"], (file, action["reason"])
-        assert (vault / "_inbox/agent-a" / file).exists(), file  # still waiting, in the inbox
-        assert action["target_path"] is None or not (vault / action["target_path"]).exists(), file
+        assert (swept_vault / "_inbox/agent-a" / file).exists(), file  # still waiting, in the inbox
+        assert action["target_path"] is None or not (swept_vault / action["target_path"]).exists(), file
 
 
-def test_every_look_alike_passes_the_scan_and_is_promoted(swept: dict[str, dict[str, Any]], vault: Path) -> None:
+def test_every_look_alike_passes_the_scan_and_is_promoted(swept: dict[str, dict[str, Any]], swept_vault: Path) -> None:
     for name, _text in LOOK_ALIKES:
         action = swept[f"look-{name}.md"]
         assert action["verdict"] == "promote", (name, action)
-        assert (vault / action["target_path"]).is_file()
+        assert (swept_vault / action["target_path"]).is_file()
 
 
 def test_the_review_note_shows_each_credential_masked_and_offers_no_promote(
-    swept: dict[str, dict[str, Any]], vault: Path
+    swept: dict[str, dict[str, Any]], swept_vault: Path
 ) -> None:
-    note = (vault / "_meta/Inbox review.md").read_text(encoding="utf-8")
+    note = (swept_vault / "_meta/Inbox review.md").read_text(encoding="utf-8")
     for file, (_text, credential) in candidates().items():
         for finding in scan(credential):
             assert finding.secret not in note, (file, finding.kind)

@@ -1,5 +1,5 @@
-"""The fast suite's own costs, shared once per session (docs/testing.md): what a child Python
-compiles, every other child reads back."""
+"""The fast suite's own costs, shared (docs/testing.md): what a child Python compiles, every other
+child reads back, and the next run too."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import find
 from hypothesis import strategies as st
 from hypothesis.internal import charmap
 
-from conftest import REPO
+from conftest import REPO, suite_cache
 
 ASK = "import importlib.util, memory_curator.cli.app as m; print(importlib.util.cache_from_source(m.__file__))"
 
@@ -28,9 +28,21 @@ def test_a_child_python_keeps_its_bytecode_for_the_next_one_outside_the_tree() -
 
 
 def test_hypothesis_keeps_its_unicode_tables_in_one_folder_for_every_worker() -> None:
-    """The tables a text strategy needs (~4 s to build) are built once per session, not once per
+    """The tables a text strategy needs (~1.3 s of CPU to build) are built once, not once per
     xdist worker: every worker's Hypothesis home is the one folder the controller made."""
     find(st.text(st.characters(codec="utf-8"), min_size=1), lambda text: True)
     table = charmap.charmap_file("codec-v2-utf-8")
     assert table.is_file() and table.is_relative_to(os.environ["MC_TEST_HYPOTHESIS_HOME"]), table
     assert REPO not in table.parents
+
+
+def test_the_bytecode_and_hypothesis_tables_are_kept_for_the_next_run() -> None:
+    """Compiling the tests (assertions rewritten) and the libraries and building Hypothesis's
+    tables cost ~12 s of CPU a run (docs/testing.md): both folders are the same for every run of
+    this checkout, outside it and outside the run's temp folders, so only what changed is made
+    again."""
+    bytecode, tables = Path(os.environ["PYTHONPYCACHEPREFIX"]), Path(os.environ["MC_TEST_HYPOTHESIS_HOME"])
+    assert (bytecode, tables) == (suite_cache("pycache"), suite_cache("hypothesis"))
+    assert bytecode.parent == tables.parent == suite_cache("pycache").parent
+    assert REPO not in bytecode.parents and not bytecode.is_relative_to(REPO)
+    assert str(REPO) not in bytecode.parent.name  # one folder a checkout, named by its path's hash

@@ -16,24 +16,27 @@ import json
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import Progress
-from rich.syntax import Syntax
-from rich.table import Table
-from rich.text import Text
 
 from memory_curator.core.names import printable, printable_block
+
+if TYPE_CHECKING:  # rich is imported where something is rendered: a JSON command never needs it
+    from rich.console import Console
+    from rich.syntax import Syntax
+    from rich.table import Table
+    from rich.text import Text
 
 PIPED_MAX_WIDTH = 100_000  # a piped table's row stays one line up to this many characters
 
 
 def make_console(stderr: bool = False, soft_wrap: bool = False, highlight: bool = True) -> Console:
     """The one place a Console is built (tests/test_shown.py holds it to that): rich's emoji codes
-    off, so an agent's `:warning:` stays the text it wrote."""
+    off, so an agent's `:warning:` stays the text it wrote. rich is imported here, not at start:
+    ~40 ms of CPU a process that prints JSON only saves (docs/testing.md)."""
+    from rich.console import Console
+
     return Console(stderr=stderr, soft_wrap=soft_wrap, highlight=highlight, emoji=False)
 
 
@@ -43,6 +46,20 @@ def stdout() -> Console:
 
 def stderr() -> Console:
     return make_console(stderr=True, soft_wrap=True)
+
+
+def new_table(*headers: str, **options: Any) -> Table:
+    """A rich Table (`Table(*headers, **options)`), rich imported only now (`make_console`)."""
+    from rich.table import Table
+
+    return Table(*headers, **options)
+
+
+def new_text() -> Text:
+    """An empty rich Text to append styled pieces to, rich imported only now."""
+    from rich.text import Text
+
+    return Text()
 
 
 def print_table(console: Console, table: Table) -> None:
@@ -72,18 +89,24 @@ def shown(text: object) -> str:
     """Any one-line text from a file, a name, a reason or an error, for rich output: what could
     act on the terminal (an escape sequence, a newline, bytes that are not UTF-8) escaped by
     `names.printable`, and rich's markup escaped. The one way report prints a name."""
+    from rich.markup import escape
+
     return escape(printable(str(text)))
 
 
 def shown_block(text: object, style: str = "") -> Text:
     """`shown` for text that keeps its lines (a body, a value), through `names.printable_block`:
     a Text, never parsed as markup, so it stands alone (a cell, a panel's body) exactly as written."""
+    from rich.text import Text
+
     return Text(printable_block(str(text)), style=style)
 
 
 def diff_view(diff: str) -> Syntax:
     """A diff, coloured as one: its text (an agent's values) through `printable_block` first, as
     Syntax shows text as it is (no markup to escape)."""
+    from rich.syntax import Syntax
+
     return Syntax(printable_block(diff.rstrip("\n")), "diff", theme="ansi_dark", word_wrap=True)
 
 
@@ -145,6 +168,8 @@ def error_object(code: int, message: str, file: str | None) -> None:
 def index_progress(total: int) -> Iterator[Callable[[int], None]]:
     """The index's bar on stderr while a build or refresh reads many notes (`cli` passes it on a
     terminal only; stdout stays clean for --json)."""
+    from rich.progress import Progress
+
     with Progress(console=stderr(), transient=True) as bar:
         task = bar.add_task("indexing the vault", total=total)
         yield lambda done: bar.advance(task, done)
@@ -153,6 +178,8 @@ def index_progress(total: int) -> Iterator[Callable[[int], None]]:
 @contextlib.contextmanager
 def progress(total: int) -> Iterator[Callable[[], None]]:
     """A transient bar for a long sweep on a terminal; `cli` only passes it to a TTY without --json."""
+    from rich.progress import Progress
+
     with Progress(console=stdout(), transient=True) as bar:
         task = bar.add_task("sweeping", total=total)
         yield lambda: bar.advance(task)

@@ -10,9 +10,6 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.table import Table
-
 from memory_curator.cli.output import (
     diff_view,
     emit,
@@ -21,6 +18,7 @@ from memory_curator.cli.output import (
     error_line,
     json_text,
     lines,
+    new_table,
     print_table,
     shown,
     stderr,
@@ -32,6 +30,9 @@ from memory_curator.core.result import SweepResult
 from memory_curator.core.text import iso
 
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
+    from rich.console import Console
+    from rich.table import Table
+
     from memory_curator.commands.check import Verdict
     from memory_curator.commands.desk import Done
     from memory_curator.commands.doctor import Diagnosis, Finding
@@ -71,7 +72,7 @@ def _sweep(result: SweepResult, as_json: bool) -> None:
     console = stdout()
     for note in result.notes:
         console.print(f"[dim]note:[/] {shown(note)}")
-    table = Table(show_edge=False, header_style="bold")
+    table = new_table(show_edge=False, header_style="bold")
     for column in ("candidate", "verdict", "where", "why"):
         table.add_column(column, overflow="fold")
     for agent in result.agents:
@@ -152,7 +153,7 @@ def check(verdict: Verdict, as_json: bool) -> None:
 
 
 def criteria_table(criteria: Mapping[str, bool | None]) -> Table:
-    table = Table("criterion", "value", show_edge=False)
+    table = new_table("criterion", "value", show_edge=False)
     for name, value in criteria.items():
         table.add_row(shown(name), {True: "[green]yes[/]", False: "[red]no[/]", None: "[yellow]undecided[/]"}[value])
     return table
@@ -325,7 +326,7 @@ def query(result: Answer | Neighbours, as_json: bool) -> None:
 
 def _neighbours(result: Neighbours) -> None:
     """`query --similar`: the lexical and the semantic neighbours in two columns."""
-    table = Table(show_edge=False, header_style="bold")
+    table = new_table(show_edge=False, header_style="bold")
     status = result.semantic_status
     table.add_column("lexical", overflow="fold")
     table.add_column("semantic" if status == "on" else f"semantic: {shown(status)}", overflow="fold")

@@ -8,15 +8,13 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from rich.table import Table
-from rich.text import Text
-
-from memory_curator.cli.output import emit, lines, print_table, shown, stdout
+from memory_curator.cli.output import emit, lines, new_table, new_text, print_table, shown, stdout
 from memory_curator.cli.render import STYLE, age_text
 from memory_curator.core.names import printable, printable_block
 
 if TYPE_CHECKING:  # commands' modules are imported by the commands that use them, not by every run
     from rich.console import Console
+    from rich.table import Table
 
     from memory_curator.commands import schedule
     from memory_curator.commands.log import Log
@@ -97,7 +95,8 @@ def status(data: Status, as_json: bool) -> None:
 
 
 def _inbox_table(inbox: Inbox) -> Table:
-    table = Table("agent", "candidates", "needs review", "held", title="inbox", show_edge=False, title_justify="left")
+    headers = ("agent", "candidates", "needs review", "held")
+    table = new_table(*headers, title="inbox", show_edge=False, title_justify="left")
     for agent, counts in inbox.agents.items():
         table.add_row(shown(agent), str(counts.candidates), str(counts.needs_review), str(counts.held))
     if not table.row_count:
@@ -106,7 +105,7 @@ def _inbox_table(inbox: Inbox) -> Table:
 
 
 def _sweeps_table(runs: tuple[LastSweep, ...]) -> Table:
-    table = Table(title="last sweeps", show_edge=False, title_justify="left")
+    table = new_table(title="last sweeps", show_edge=False, title_justify="left")
     for column in ("started", "processed", "promoted", "patched", "dropped", "review", "errors", "seconds", "judge"):
         table.add_column(column, justify="left" if column == "started" else "right")
     for run in reversed(runs):
@@ -122,12 +121,12 @@ def verdict_chart(days: tuple[Day, ...], width: int = 40) -> Table:
     verdicts = ("promote", "patch", "drop", "needs_review")
     peak = max((day.total for day in days), default=0)
     scale = width / peak if peak > width else 1.0
-    table = Table(title="verdicts per day", show_edge=False, show_header=False, title_justify="left", box=None)
+    table = new_table(title="verdicts per day", show_edge=False, show_header=False, title_justify="left", box=None)
     table.add_column(style="dim")
     table.add_column()
     table.add_column(justify="right")
     for day in days:
-        bar = Text()
+        bar = new_text()
         for verdict in verdicts:
             count = day.counts.get(verdict, 0)
             if count:
