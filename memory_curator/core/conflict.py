@@ -30,6 +30,9 @@ NEGATIONS = {  # a word that negates what follows it in its clause (English `n't
     "english": frozenset({"no", "not", "never", "none", "nothing", "without", "cannot", "nobody"}),
     "spanish": frozenset({"no", "nunca", "sin", "ningun", "ninguno", "ninguna", "nada", "jamas", "tampoco"}),
 }  # not `nor`, `neither`, `ni`: they continue a list ("neither is Obsidian Credit") more than they negate
+QUANTIFIERS = frozenset(
+    {"always", "only", "every", "siempre", "solo", "unicamente", "todas", "todos"}
+)  # a claim's scope
 CUES = frozenset().union(*NEGATIONS.values())  # every language's: code and quotes mix them ("NOT NULL")
 CHANGE = re.compile(r"\b(?:now|no longer|any ?more|previously|used to|ya|ahora)\b")  # a claim saying it is news
 SCOPE = 2  # the content words after a negation word that it negates, at most (within its clause)
@@ -66,6 +69,7 @@ class Said:
     amounts: frozenset[tuple[str, str]]
     denied: frozenset[str] = frozenset()
     news: bool = False
+    quantified: frozenset[str] = frozenset()  # its `QUANTIFIERS`: "always", "only" say more than the bare claim
 
     @property
     def words(self) -> frozenset[str]:
@@ -134,9 +138,12 @@ def read(text: str, language: str) -> Said:
     negated: set[str] = set()
     denied: set[str] = set()
     cued = False
+    quantified: set[str] = set()
     for clause in _CLAUSE.split(folded):
         left, denying = 0, False
         for token in _TOKEN.findall(clause):
+            if token in QUANTIFIERS:
+                quantified.add(token)
             if token in cues or token.endswith("n't"):
                 cued, left, denying = True, SCOPE, True
                 continue
@@ -149,7 +156,9 @@ def read(text: str, language: str) -> Said:
             left = max(0, left - 1)
     amounts = frozenset(_amounts(folded, stop, language))
     news = CHANGE.search(folded) is not None
-    return Said(plain, frozenset(asserted), frozenset(negated), cued, amounts, frozenset(denied), news)
+    return Said(
+        plain, frozenset(asserted), frozenset(negated), cued, amounts, frozenset(denied), news, frozenset(quantified)
+    )
 
 
 def _plain(text: str) -> str:
@@ -181,20 +190,22 @@ def _amounts(folded: str, stop: frozenset[str], language: str) -> Iterator[tuple
 def conflict(mine: Text, notes: Iterable[tuple[str, Text]], language: str, mine_text: str) -> Conflict | None:
     """The first note (path, text) that the candidate clashes with, or None: a headline of its
     against the note's title (`_by_headline`), else a claim against the note's sentences
-    (`_by_amount`, `_by_negation`). `mine_text`: the candidate's whole text; a number of the
-    note's it also states makes it an update ("from 50 MB to 100 MB"), not a contradiction."""
+    (`_by_amount`, `_by_negation`). A claim one of the notes states (`_holds`) is the vault's
+    own: what another note says otherwise is the vault's disagreement, not the candidate's.
+    `mine_text`: the candidate's whole text; a number of the note's it also states makes it an
+    update ("from 50 MB to 100 MB"), not a contradiction."""
     heads = _claims(mine.headlines, language)
     said = heads + _claims(mine.sentences, language)
+    read_notes = [(path, _read_note(text, language)) for path, text in notes]
+    said = [c for c in said if not any(_holds(c, s) for _, (_, theirs) in read_notes for s in theirs)]
     if not said:
         return None
     mine_numbers = {_number(t) for t in _TOKEN.findall(words.fold(mine_text)) if t[0].isdigit()}
-    for path, text in notes:
-        titles = [read(head, language) for head in text.headlines]
-        theirs = titles + [read(sentence, language) for sentence in text.sentences]
-        held = {amount for sentence in theirs for amount in sentence.amounts}
-        found = _by_headline(heads, titles)
+    for path, (titles, theirs) in read_notes:
+        found = _by_headline([c for c in heads if c in said], titles)
         if found is not None:
             return Conflict(path, *found)
+        held = {amount for sentence in theirs for amount in sentence.amounts}
         for claim in said:
             amount = _by_amount(claim, theirs, held, mine_numbers)
             if amount is not None:
@@ -203,6 +214,23 @@ def conflict(mine: Text, notes: Iterable[tuple[str, Text]], language: str, mine_
             if negation is not None:
                 return Conflict(path, *negation)
     return None
+
+
+HELD = 0.8  # a sentence holding this share of a claim's words, not otherwise, states it (`restated.FOUND`)
+
+
+def _read_note(text: Text, language: str) -> tuple[list[Said], list[Said]]:
+    """Its titles, and its titles and sentences, read."""
+    titles = [read(head, language) for head in text.headlines]
+    return titles, titles + [read(sentence, language) for sentence in text.sentences]
+
+
+def _holds(claim: Said, sentence: Said) -> bool:
+    """The sentence states the claim: most of its words, no negation flipped, its amounts and
+    its "always" or "only" (the note saying it listens on 0.0.0.0 by default does not say always)."""
+    if not (claim.amounts <= sentence.amounts and claim.quantified <= sentence.quantified):
+        return False
+    return len(claim.words & sentence.words) >= HELD * len(claim.words) and not _flipped(claim, sentence)
 
 
 def _claims(texts: Iterable[str], language: str) -> list[Said]:
