@@ -200,3 +200,14 @@ def test_always_or_only_is_not_stated_by_a_sentence_without_it() -> None:
     bare = c.of_candidate({"title": "Next standalone listens on 0.0.0.0"}, "")
     assert c.conflict(always, [("next.md", note)], "english", "") is not None
     assert c.conflict(bare, [("next.md", note)], "english", "") is None
+
+
+def test_a_sentence_lacking_the_candidates_value_does_not_state_it() -> None:
+    """Written earlier in the same sweep: "The voice agent of EcoBox runs Conversation Flow in
+    Rigid Mode" holds six of the seven words of `ecobox agent conversation flow mode: Flex Mode`."""
+    candidate = c.of_candidate(
+        {"entity": "ecobox-agent", "predicate": "conversation-flow-mode", "value": "Flex Mode"}, ""
+    )
+    adr = c.of_note({"title": "ADR-013: EcoBox agent Conversation Flow in Rigid Mode (no Flex)"}, "")
+    project = c.of_note({}, "The EcoBox agent runs its Conversation Flow in Rigid Mode.")
+    assert c.conflict(candidate, [("project.md", project), ("adr.md", adr)], "english", "Flex Mode") is not None

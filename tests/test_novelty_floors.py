@@ -81,7 +81,6 @@ def test_labeled_set_meets_issue_28(name: str, tmp_path_factory: pytest.TempPath
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38's target needs a reader of prose: met with the judge (below)")
 @pytest.mark.parametrize("name", SETS)
 def test_contradictions_are_named_as_such(name: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     m = computed_once(tmp_path_factory, f"{name}-main", lambda: score(name, "main", tmp_path_factory.mktemp("s")))

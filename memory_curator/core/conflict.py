@@ -96,6 +96,7 @@ class Text:
 
     headlines: tuple[str, ...]
     sentences: tuple[str, ...]
+    value: str = ""  # a candidate's `value`: a sentence states a claim only with all of its words
 
 
 def of_candidate(frontmatter: Mapping[str, Any], body: str) -> Text:
@@ -107,7 +108,7 @@ def of_candidate(frontmatter: Mapping[str, Any], body: str) -> Text:
     if fact and fields.get("value"):
         heads.append(f"{fact}: {fields['value']}")
     said = [fields[k] for k in CLAIM_FIELDS if fields.get(k)]
-    return Text(tuple(heads), (*said, *sentences(body[:CLAIM_CHARS])))
+    return Text(tuple(heads), (*said, *sentences(body[:CLAIM_CHARS])), fields.get("value", ""))
 
 
 def of_note(frontmatter: Mapping[str, Any], body: str) -> Text:
@@ -197,7 +198,8 @@ def conflict(mine: Text, notes: Iterable[tuple[str, Text]], language: str, mine_
     heads = _claims(mine.headlines, language)
     said = heads + _claims(mine.sentences, language)
     read_notes = [(path, _read_note(text, language)) for path, text in notes]
-    said = [c for c in said if not any(_holds(c, s) for _, (_, theirs) in read_notes for s in theirs)]
+    value = read(mine.value, language).words
+    said = [c for c in said if not any(_holds(c, s, value) for _, (_, theirs) in read_notes for s in theirs)]
     if not said:
         return None
     mine_numbers = {_number(t) for t in _TOKEN.findall(words.fold(mine_text)) if t[0].isdigit()}
@@ -225,10 +227,14 @@ def _read_note(text: Text, language: str) -> tuple[list[Said], list[Said]]:
     return titles, titles + [read(sentence, language) for sentence in text.sentences]
 
 
-def _holds(claim: Said, sentence: Said) -> bool:
-    """The sentence states the claim: most of its words, no negation flipped, its amounts and
-    its "always" or "only" (the note saying it listens on 0.0.0.0 by default does not say always)."""
+def _holds(claim: Said, sentence: Said, value: frozenset[str]) -> bool:
+    """The sentence states the claim: most of its words, no negation flipped, its amounts, its
+    "always" or "only" (the note saying it listens on 0.0.0.0 by default does not say always),
+    and the words of the candidate's `value` it holds ("… Conversation Flow in Rigid Mode" does
+    not state the flow mode `Flex Mode`)."""
     if not (claim.amounts <= sentence.amounts and claim.quantified <= sentence.quantified):
+        return False
+    if not claim.words & value <= sentence.words:
         return False
     return len(claim.words & sentence.words) >= HELD * len(claim.words) and not _flipped(claim, sentence)
 
