@@ -211,3 +211,18 @@ def test_a_sentence_lacking_the_candidates_value_does_not_state_it() -> None:
     adr = c.of_note({"title": "ADR-013: EcoBox agent Conversation Flow in Rigid Mode (no Flex)"}, "")
     project = c.of_note({}, "The EcoBox agent runs its Conversation Flow in Rigid Mode.")
     assert c.conflict(candidate, [("project.md", project), ("adr.md", adr)], "english", "Flex Mode") is not None
+
+
+def test_a_note_stating_most_of_the_claims_is_restated_not_contradicted() -> None:
+    """A restatement titled from the note's file name, which lost its "without": a wording."""
+    candidate = c.of_candidate(
+        {"title": "internal fetch res.ok silent errors"},
+        "Callee errors arrive as valid data to the caller. The caller parses the error body as a result.",
+    )
+    note = c.of_note(
+        {"title": "internal fetch without res.ok check: callee errors arrive as valid data"},
+        "Callee errors arrive as valid data to the caller.\n\nThe caller parses the error body as a result.",
+    )
+    assert c.conflict(candidate, [("fetch.md", note)], "english", "") is None
+    alone = c.of_candidate({"title": "internal fetch res.ok silent errors"}, "")
+    assert c.conflict(alone, [("fetch.md", note)], "english", "") is not None

@@ -192,51 +192,82 @@ def conflict(mine: Text, notes: Iterable[tuple[str, Text]], language: str, mine_
     """The first note (path, text) that the candidate clashes with, or None: a headline of its
     against the note's title (`_by_headline`), else a claim against the note's sentences
     (`_by_amount`, `_by_negation`). A claim one of the notes states (`_holds`) is the vault's
-    own: what another note says otherwise is the vault's disagreement, not the candidate's.
+    own: what another note says otherwise is the vault's disagreement, not the candidate's. A
+    note stating most of the claims is the one the candidate restates: not read for a clash.
     `mine_text`: the candidate's whole text; a number of the note's it also states makes it an
     update ("from 50 MB to 100 MB"), not a contradiction."""
     heads = _claims(mine.headlines, language)
-    said = heads + _claims(mine.sentences, language)
-    read_notes = [(path, _read_note(text, language)) for path, text in notes]
+    claimed = heads + _claims(mine.sentences, language)[:CLAIMS]
     value = read(mine.value, language).words
-    said = [c for c in said if not any(_holds(c, s, value) for _, (_, theirs) in read_notes for s in theirs)]
+    read_notes = [_Note.of(path, text, language) for path, text in notes]
+    near = {(i, j): note.near(claim) for j, note in enumerate(read_notes) for i, claim in enumerate(claimed)}
+    stated = {(i, j) for (i, j), found in near.items() if any(_holds(claimed[i], s, n, value) for s, n in found)}
+    said = [i for i in range(len(claimed)) if not any((i, j) in stated for j in range(len(read_notes)))]
     if not said:
         return None
     mine_numbers = {_number(t) for t in _TOKEN.findall(words.fold(mine_text)) if t[0].isdigit()}
-    for path, (titles, theirs) in read_notes:
-        found = _by_headline([c for c in heads if c in said], titles)
+    for j, note in enumerate(read_notes):
+        if 2 * sum((i, j) in stated for i in range(len(claimed))) > len(claimed):
+            continue  # the note it restates: one claim worded otherwise is a wording, not a contradiction
+        found = _by_headline([claimed[i] for i in said if i < len(heads)], note.titles)
         if found is not None:
-            return Conflict(path, *found)
-        held = {amount for sentence in theirs for amount in sentence.amounts}
-        for claim in said:
-            amount = _by_amount(claim, theirs, held, mine_numbers)
+            return Conflict(note.path, *found)
+        for i in said:
+            amount = _by_amount(claimed[i], near[i, j], note.amounts, mine_numbers)
             if amount is not None:
-                return Conflict(path, *amount, kind="amount")
-            negation = _by_negation(claim, theirs)
+                return Conflict(note.path, *amount, kind="amount")
+            negation = _by_negation(claimed[i], near[i, j])
             if negation is not None:
-                return Conflict(path, *negation)
+                return Conflict(note.path, *negation)
     return None
 
 
+CLAIMS = 64  # a candidate's sentences read at most, beside its headlines: the check runs on every candidate
 HELD = 0.8  # a sentence holding this share of a claim's words, not otherwise, states it (`restated.FOUND`)
+Near = list[tuple[Said, int]]  # a note's sentences sharing words with a claim, with how many
 
 
-def _read_note(text: Text, language: str) -> tuple[list[Said], list[Said]]:
-    """Its titles, and its titles and sentences, read."""
-    titles = [read(head, language) for head in text.headlines]
-    return titles, titles + [read(sentence, language) for sentence in text.sentences]
+@dataclass(frozen=True)
+class _Note:
+    """A note read: its titles, its sentences (titles first) and which sentences hold each word."""
+
+    path: str
+    titles: list[Said]
+    sentences: list[Said]
+    index: dict[str, list[int]]
+    amounts: frozenset[tuple[str, str]]
+
+    @classmethod
+    def of(cls, path: str, text: Text, language: str) -> _Note:
+        titles = [read(head, language) for head in text.headlines]
+        sentences = titles + [read(sentence, language) for sentence in text.sentences]
+        index: dict[str, list[int]] = {}
+        for number, sentence in enumerate(sentences):
+            for word in sentence.words:
+                index.setdefault(word, []).append(number)
+        amounts = frozenset(a for sentence in sentences for a in sentence.amounts)
+        return cls(path, titles, sentences, index, amounts)
+
+    def near(self, claim: Said) -> Near:
+        """The sentences sharing at least `NUMBER_WORDS` of the claim's words (by the index: the
+        cost is the postings of the claim's words, not the note's length times the claims)."""
+        counts: dict[int, int] = {}
+        for word in claim.words:
+            for number in self.index.get(word, ()):
+                counts[number] = counts.get(number, 0) + 1
+        return [(self.sentences[n], shared) for n, shared in sorted(counts.items()) if shared >= NUMBER_WORDS]
 
 
-def _holds(claim: Said, sentence: Said, value: frozenset[str]) -> bool:
-    """The sentence states the claim: most of its words, no negation flipped, its amounts, its
-    "always" or "only" (the note saying it listens on 0.0.0.0 by default does not say always),
-    and the words of the candidate's `value` it holds ("… Conversation Flow in Rigid Mode" does
-    not state the flow mode `Flex Mode`)."""
-    if not (claim.amounts <= sentence.amounts and claim.quantified <= sentence.quantified):
+def _holds(claim: Said, sentence: Said, shared: int, value: frozenset[str]) -> bool:
+    """The sentence (sharing `shared` words) states the claim: most of its words, no negation
+    flipped, its amounts, its "always" or "only" (the note saying it listens on 0.0.0.0 by
+    default does not say always), and the words of the candidate's `value` it holds ("…
+    Conversation Flow in Rigid Mode" does not state the flow mode `Flex Mode`)."""
+    if shared < HELD * len(claim.words) or not claim.amounts <= sentence.amounts:
         return False
-    if not claim.words & value <= sentence.words:
+    if not (claim.quantified <= sentence.quantified and claim.words & value <= sentence.words):
         return False
-    return len(claim.words & sentence.words) >= HELD * len(claim.words) and not _flipped(claim, sentence)
+    return not _flipped(claim, sentence)
 
 
 def _claims(texts: Iterable[str], language: str) -> list[Said]:
@@ -260,13 +291,7 @@ def _by_headline(heads: list[Said], titles: list[Said]) -> tuple[str, str] | Non
     return None
 
 
-def _aligned(claim: Said, sentence: Said, least: int) -> int:
-    """The words they share, when at least `least` and more than half of the claim's; else 0."""
-    shared = len(claim.words & sentence.words)
-    return shared if shared >= least and 2 * shared > len(claim.words) else 0
-
-
-def _by_amount(claim: Said, theirs: list[Said], held: set[tuple[str, str]], mine: set[str]) -> tuple[str, str] | None:
+def _by_amount(claim: Said, near: Near, held: frozenset[tuple[str, str]], mine: set[str]) -> tuple[str, str] | None:
     """Per unit of the claim's amounts: the note's best-aligned sentences with an amount in that
     unit all state other numbers, the note holds none of the claim's in that unit, and the
     candidate none of theirs."""
@@ -274,26 +299,27 @@ def _by_amount(claim: Said, theirs: list[Said], held: set[tuple[str, str]], mine
         values = {v for u, v in claim.amounts if u == unit}
         if any((unit, v) in held for v in values):
             continue
-        best = _best(claim, [s for s in theirs if any(u == unit for u, _ in s.amounts)], NUMBER_WORDS)
+        best = _best(claim, [(s, n) for s, n in near if any(u == unit for u, _ in s.amounts)], NUMBER_WORDS)
         other = {v for s in best for u, v in s.amounts if u == unit}
         if best and not other & mine:
             return _quote(best[0].text), _quote(claim.text)
     return None
 
 
-def _by_negation(claim: Said, theirs: list[Said]) -> tuple[str, str] | None:
+def _by_negation(claim: Said, near: Near) -> tuple[str, str] | None:
     """The note's best-aligned sentences all negate what the claim asserts, or assert what it
     negates (`_flipped`)."""
-    best = _best(claim, theirs, NEGATED_WORDS)
+    best = _best(claim, near, NEGATED_WORDS)
     if best and all(_flipped(claim, s) for s in best):
         return _quote(best[0].text), _quote(claim.text)
     return None
 
 
-def _best(claim: Said, theirs: list[Said], least: int) -> list[Said]:
-    """The aligned sentences sharing most of the claim's words; on a tie, those saying least
-    besides (the share of their own words the claim holds): the most specific match."""
-    scored = [((shared, shared / len(s.words)), s) for s in theirs if (shared := _aligned(claim, s, least))]
+def _best(claim: Said, near: Near, least: int) -> list[Said]:
+    """The aligned sentences (at least `least` words shared, more than half of the claim's)
+    sharing most; on a tie, those saying least besides (the share of their own words the claim
+    holds): the most specific match."""
+    scored = [((n, n / len(s.words)), s) for s, n in near if n >= least and 2 * n > len(claim.words)]
     top = max((score for score, _ in scored), default=None)
     return [s for score, s in scored if score == top]
 
