@@ -226,3 +226,11 @@ def test_a_note_stating_most_of_the_claims_is_restated_not_contradicted() -> Non
     assert c.conflict(candidate, [("fetch.md", note)], "english", "") is None
     alone = c.of_candidate({"title": "internal fetch res.ok silent errors"}, "")
     assert c.conflict(alone, [("fetch.md", note)], "english", "") is not None
+
+
+def test_a_file_name_is_a_name_not_a_claim() -> None:
+    """ "Related: a-prompt-is-no-document" names a note: its `no` negates nothing."""
+    note = c.of_note({}, "Related: a-prompt-is-no-document · the-prompt-block-assumes-a-fixed-role.")
+    candidate = c.of_candidate({"title": "the prompt block is a document assuming a fixed role"}, "")
+    assert c.conflict(candidate, [("related.md", note)], "english", "") is None
+    assert c.read("Obsidian Sync is not end-to-end encrypted", "english").negated == {"end"}

@@ -50,6 +50,7 @@ _AMOUNT = re.compile(r"([$€£])?\s?(?<![\w.,])(\d+(?:[.,]\d+)*)(?:\s?([%$€£
 _WIKILINK = re.compile(r"\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
 _MDLINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"<?https?://\S+")
+_SLUG = re.compile(r"(?<![\w-])[^\W_]+(?:-[^\W_]+){3,}(?![\w-])")  # four words or more joined by hyphens
 _MARKUP = re.compile(r"[*`~=]+|^\s*(?:[-+>]|#+)\s*", re.MULTILINE)
 _INSTEAD = re.compile(r"\b(?:instead of|rather than|en lugar de|en vez de)\b")  # negates what follows
 _AMOUNT_WORD = re.compile(r"\d+(?:\.\d+)?")
@@ -163,9 +164,10 @@ def read(text: str, language: str) -> Said:
 
 
 def _plain(text: str) -> str:
-    """The text as read: a link by its shown text, no URL, no emphasis or code marks."""
+    """The text as read: a link by its shown text, no URL, no file name (`a-slug-of-words`: it
+    names a note, it claims nothing), no emphasis or code marks."""
     text = _WIKILINK.sub(lambda m: m.group(2) or m.group(1), text)
-    text = _URL.sub(" ", _MDLINK.sub(r"\1", text))
+    text = _SLUG.sub(" ", _URL.sub(" ", _MDLINK.sub(r"\1", text)))
     return " ".join(_MARKUP.sub(" ", text).split())
 
 
