@@ -234,3 +234,23 @@ def test_a_file_name_is_a_name_not_a_claim() -> None:
     candidate = c.of_candidate({"title": "the prompt block is a document assuming a fixed role"}, "")
     assert c.conflict(candidate, [("related.md", note)], "english", "") is None
     assert c.read("Obsidian Sync is not end-to-end encrypted", "english").negated == {"end"}
+
+
+def test_an_identifier_with_a_negation_in_it_reads_as_its_words() -> None:
+    """`is_not_present` negates as "not present" does; `user_id` stays one name."""
+    note = c.of_note({"title": "chatwoot automation rule assignee_id is_not_present fires on every update"}, "")
+    candidate = c.of_candidate({"title": "chatwoot automation rule assignee not present fires always"}, "")
+    assert c.conflict(candidate, [("rule.md", note)], "english", "") is None
+    assert c.read("the pk is user_id, no id", "english").negated == {"id"}
+
+
+def test_a_negation_the_note_makes_itself_is_no_contradiction_of_it() -> None:
+    """Its title says what blind removal does; its body says "do not remove it blindly"."""
+    note = c.of_note(
+        {"title": "a privilege granted by environment is invisible, and removing it blindly revokes silently"},
+        "Two lessons.\n\nDo not remove it blindly.",
+    )
+    candidate = c.of_candidate({"title": "privilege granted by env is invisible and not removed blindly"}, "")
+    assert c.conflict(candidate, [("env.md", note)], "english", "") is None
+    alone = c.of_note({"title": note.headlines[0]}, "Two lessons.")
+    assert c.conflict(candidate, [("env.md", alone)], "english", "") is not None

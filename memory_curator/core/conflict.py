@@ -143,7 +143,7 @@ def read(text: str, language: str) -> Said:
     quantified: set[str] = set()
     for clause in _CLAUSE.split(folded):
         left, denying = 0, False
-        for token in _TOKEN.findall(clause):
+        for token in _tokens(clause):
             if token in QUANTIFIERS:
                 quantified.add(token)
             if token in cues or token.endswith("n't"):
@@ -161,6 +161,14 @@ def read(text: str, language: str) -> Said:
     return Said(
         plain, frozenset(asserted), frozenset(negated), cued, amounts, frozenset(denied), news, frozenset(quantified)
     )
+
+
+def _tokens(clause: str) -> Iterator[str]:
+    """The clause's tokens; an identifier with a negation word among its parts (`is_not_present`)
+    as its parts, any other (`user_id`) whole."""
+    for token in _TOKEN.findall(clause):
+        parts = token.split("_")
+        yield from parts if len(parts) > 1 and CUES.intersection(parts) else (token,)
 
 
 def _plain(text: str) -> str:
@@ -211,14 +219,14 @@ def conflict(mine: Text, notes: Iterable[tuple[str, Text]], language: str, mine_
     for j, note in enumerate(read_notes):
         if 2 * sum((i, j) in stated for i in range(len(claimed))) > len(claimed):
             continue  # the note it restates: one claim worded otherwise is a wording, not a contradiction
-        found = _by_headline([claimed[i] for i in said if i < len(heads)], note.titles)
+        found = _by_headline([claimed[i] for i in said if i < len(heads)], note.titles, note.negated)
         if found is not None:
             return Conflict(note.path, *found)
         for i in said:
             amount = _by_amount(claimed[i], near[i, j], note.amounts, mine_numbers)
             if amount is not None:
                 return Conflict(note.path, *amount, kind="amount")
-            negation = _by_negation(claimed[i], near[i, j])
+            negation = _by_negation(claimed[i], near[i, j], note.negated)
             if negation is not None:
                 return Conflict(note.path, *negation)
     return None
@@ -238,6 +246,7 @@ class _Note:
     sentences: list[Said]
     index: dict[str, list[int]]
     amounts: frozenset[tuple[str, str]]
+    negated: frozenset[str]  # the words it negates somewhere ("No se retira a ciegas" under another title)
 
     @classmethod
     def of(cls, path: str, text: Text, language: str) -> _Note:
@@ -248,7 +257,8 @@ class _Note:
             for word in sentence.words:
                 index.setdefault(word, []).append(number)
         amounts = frozenset(a for sentence in sentences for a in sentence.amounts)
-        return cls(path, titles, sentences, index, amounts)
+        negated = frozenset(w for sentence in sentences for w in sentence.negated)
+        return cls(path, titles, sentences, index, amounts, negated)
 
     def near(self, claim: Said) -> Near:
         """The sentences sharing at least `NUMBER_WORDS` of the claim's words (by the index: the
@@ -277,7 +287,7 @@ def _claims(texts: Iterable[str], language: str) -> list[Said]:
     return [c for c in (read(text, language) for text in texts) if len(c.words) >= NUMBER_WORDS and not c.news]
 
 
-def _by_headline(heads: list[Said], titles: list[Said]) -> tuple[str, str] | None:
+def _by_headline(heads: list[Said], titles: list[Said], kept: frozenset[str]) -> tuple[str, str] | None:
     """A headline of the candidate's and the note's title, aligned (`NEGATED_WORDS` words shared,
     more than half of the shorter's) and one negating what the other asserts: a title states a
     note's conclusion, whatever its body weighs (an ADR lists the option it turned down)."""
@@ -287,7 +297,7 @@ def _by_headline(heads: list[Said], titles: list[Said]) -> tuple[str, str] | Non
             if (
                 shared >= NEGATED_WORDS
                 and 2 * shared > min(len(head.words), len(title.words))
-                and _flipped(head, title)
+                and _flipped(head, title, kept)
             ):
                 return _quote(title.text), _quote(head.text)
     return None
@@ -308,11 +318,11 @@ def _by_amount(claim: Said, near: Near, held: frozenset[tuple[str, str]], mine: 
     return None
 
 
-def _by_negation(claim: Said, near: Near) -> tuple[str, str] | None:
+def _by_negation(claim: Said, near: Near, kept: frozenset[str]) -> tuple[str, str] | None:
     """The note's best-aligned sentences all negate what the claim asserts, or assert what it
     negates (`_flipped`)."""
     best = _best(claim, near, NEGATED_WORDS)
-    if best and all(_flipped(claim, s) for s in best):
+    if best and all(_flipped(claim, s, kept) for s in best):
         return _quote(best[0].text), _quote(claim.text)
     return None
 
@@ -326,11 +336,12 @@ def _best(claim: Said, near: Near, least: int) -> list[Said]:
     return [s for score, s in scored if score == top]
 
 
-def _flipped(a: Said, b: Said) -> bool:
+def _flipped(a: Said, b: Said, kept: frozenset[str] = frozenset()) -> bool:
     """One negates a word the other asserts. When both hold a negation word, they must cross
     ("se anula, no se elimina" / "se elimina, no se anula") and deny no word alike ("don't
-    separate words with spaces" / "don't use spaces to separate words" say one thing)."""
-    a_not = (a.negated - a.asserted) & (b.asserted - b.negated)
+    separate words with spaces" / "don't use spaces to separate words" say one thing). `kept`:
+    the words `b`'s note negates itself somewhere; `a` negating one of them says what it says."""
+    a_not = (a.negated - a.asserted - kept) & (b.asserted - b.negated)
     b_not = (b.negated - b.asserted) & (a.asserted - a.negated)
     if a.cued and b.cued:
         return bool(a_not and b_not) and not a.denied & b.denied
