@@ -306,8 +306,8 @@ def _undecided(sweep: Sweep, candidate: cand.Candidate) -> bool:
         return False
     if candidate.privacy or candidate.secrets:  # neither private content nor a credential leaves the machine
         return False
-    try:
-        facts, decision = _decide(sweep, candidate, None)
+    try:  # what the rules leave open, before a contradiction read from prose (the judge may settle it)
+        facts, decision = _decide(sweep, candidate, None, prose=False)
     except IndexUnavailable:
         raise
     except Exception:  # not asked about; deciding it again in `_settle` flags it with the reason
@@ -373,13 +373,15 @@ def _internal(sweep: Sweep, candidate: cand.Candidate, exc: Exception, stage: st
     return Failure(candidate.inbox_path, describe(RuntimeError(reason), still_there))
 
 
-def _decide(sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None) -> tuple[Facts, Decision]:
+def _decide(
+    sweep: Sweep, candidate: cand.Candidate, verdict: JudgeVerdict | None, prose: bool = True
+) -> tuple[Facts, Decision]:
     """Similarity is asked only of candidates no drop rule takes (no drop rule may name it)."""
     facts = gather_facts(candidate, sweep.querier, neighbours=False)
-    decision = decide(candidate, sweep.rules, facts, verdict)
+    decision = decide(candidate, sweep.rules, facts, verdict, prose=False)
     if decision.verdict != "drop":
         facts = with_neighbours(facts, candidate, sweep.querier)
-        decision = decide(candidate, sweep.rules, facts, verdict)
+        decision = decide(candidate, sweep.rules, facts, verdict, prose)
     return facts, decision
 
 

@@ -7,10 +7,10 @@ needs_review. Uncertainty never becomes a drop: a drop always names the rule tha
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeGuard
 
-from memory_curator.core import evidence, veil
+from memory_curator.core import conflict, evidence, veil
 from memory_curator.core.candidate import Candidate, person_only_keys, placement_problem, with_hints
 from memory_curator.core.comparison import Comparison
 from memory_curator.core.conditions import Cond, Subject, evaluate
@@ -72,7 +72,45 @@ def subject_of(candidate: Candidate, facts: Facts, settings: Settings | None = N
     return Subject(fields, frozenset(candidate.tags), facts.as_conditions(required_ok))
 
 
-def decide(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict | None = None) -> Decision:
+def decide(
+    candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict | None = None, prose: bool = True
+) -> Decision:
+    """The verdict; with `prose`, one the rules would promote or keep waiting becomes a
+    `contradiction` wait when it says otherwise than a note's prose (`_contradicted`)."""
+    decision = _decided(candidate, rules, facts, judge)
+    return _contradicted(candidate, rules, facts, judge, decision) if prose else decision
+
+
+READ = frozenset(  # the waits a contradiction read from prose may name instead: novelty and criteria
+    {"no-surface", "incomplete", "near-duplicate", "semantic-neighbour", "subject-note", "criteria-failed", "undecided"}
+    | {"other"}
+)
+
+
+def _contradicted(
+    candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict | None, decision: Decision
+) -> Decision:
+    """A promote or a wait on novelty or criteria, with no note of its key (the fields decide
+    that one) and no judge's relation but `distinct`, that says otherwise than the prose of a
+    note it was found beside (`conflict.in_notes`) waits, naming the note and quoting both; what
+    held it stays in the reason. Never a drop, never a patch (docs/judge.md)."""
+    if decision.verdict not in ("promote", "needs_review") or (decision.code and decision.code not in READ):
+        return decision
+    if facts.existing is not None or (_usable(judge) and judge.relation != "distinct"):
+        return decision
+    found = conflict.in_notes(candidate, facts, rules)
+    if found is None:
+        return decision
+    whose = f"your note {found.path}" if found.yours else found.path
+    said = f'contradicts {whose}: "{found.theirs}" there, "{found.mine}" here, with no newer observation time'
+    held = "" if decision.verdict == "promote" else f"; {decision.reason}"
+    why = f"contradiction: {said}{held}"
+    return replace(
+        decision, verdict="needs_review", reason=why, target=found.path, contradiction=True, code="contradiction"
+    )
+
+
+def _decided(candidate: Candidate, rules: Rules, facts: Facts, judge: JudgeVerdict | None) -> Decision:
     surface = candidate.surface.name if candidate.surface else None
     if candidate.secrets:  # first: a credential waits for a person (who may rotate it), whatever else holds
         return Decision("needs_review", secret_reason(candidate.secrets), surface, candidate.target, code="secret")
