@@ -91,10 +91,9 @@ def test_contradictions_are_named_as_such(name: str, tmp_path_factory: pytest.Te
 
 REPLAY = HERE / "judge_replay"
 JUDGE_REVIEW_TARGET = 1.25  # issue 38: the review fraction at most 1.25 x the only-review floor, judge on
-# Met on novelty_es (x1.23), not on novelty (x1.31): a judge's "duplicate" citing a link or date the note lacks
-# waits (core.unsaid); 8 paraphrases citing a help.obsidian.md page wait so, and 4 wrong drops are saved
-# (94.1% acceptable on novelty_es without that check).
-JUDGE_REVIEW_FLOOR = 1.35
+# x1.10 on novelty, x1.23 on novelty_es. A judge's "duplicate" citing a link or date the note lacks waits
+# (core.unsaid: 4 wrong drops saved on novelty_es), unless the link is the note's own address (its path's
+# words: 6 paraphrases citing their help.obsidian.md page waited so, x1.31).
 JUDGED_FLOORS = {  # what the replayed answers reach; one Spanish price note is promoted beside the hub that has it
     "novelty": {"second_notes": 0, "contradictions_named": 8},
     "novelty_es": {"second_notes": 1, "contradictions_named": 7},
@@ -122,17 +121,10 @@ def test_with_the_judge_replayed_the_labeled_set_meets_issue_38(name: str, tmp_p
     assert m["named_like_vault_note"] == 0, [(i["file"], i["named_like"]) for i in m["items"] if i["named_like"]]
     assert m["second_notes"] <= JUDGED_FLOORS[name]["second_notes"], [i["file"] for i in m["items"] if i["second_note"]]
     assert m["contradictions_named"] >= JUDGED_FLOORS[name]["contradictions_named"]
-    assert m["review_ratio"] <= JUDGE_REVIEW_FLOOR, m["review_ratio"]
     assert m["review_fraction"] < m["review_floor_judge_less"], "the judge settles some of what waits without it"
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param("novelty", marks=pytest.mark.xfail(strict=True, reason="x1.31: new links keep 8 waiting")),
-        "novelty_es",
-    ],
-)
+@pytest.mark.parametrize("name", SETS)
 def test_with_the_judge_the_review_fraction_is_within_a_quarter_of_its_floor(name: str, tmp_path_factory) -> None:
     assert judged(name, tmp_path_factory)["review_ratio"] <= JUDGE_REVIEW_TARGET
 

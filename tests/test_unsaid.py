@@ -53,3 +53,32 @@ def test_a_duplicate_with_something_unsaid_extends_the_note_instead() -> None:
     assert verdict.reason == "only adds the PR link; the note does not hold https://github.com/acme/mcp/pull/88"
     same = judge_prompt.to_verdict(answer, note, {"date": "2026-07-27"}, "Body.", {})
     assert (same.relation, same.reason) == ("duplicate", "only adds the PR link")
+
+
+def test_a_link_naming_only_the_notes_own_subject_is_its_address_not_news() -> None:
+    """Seen on the judge-on replay of `tests/novelty`: paraphrases of a person's page, each
+    citing that page's web address (`help.obsidian.md/publish/limitations` beside `Obsidian
+    Publish/Publish limitations.md`), waited as "extends": the address is where the note is
+    published, not a fact the note lacks. A link lacking a word of the note's name, or with a
+    word its path lacks (an id, a number, another subject), is still unsaid."""
+    note, path = "Files up to 50 MB.", "Obsidian Publish/Publish limitations.md"
+    cited = {"source_url": "https://help.obsidian.md/publish/limitations"}
+    assert unsaid(cited, "Publish takes files up to 50 MB.", note, path) == ()
+    canvas = {"source_url": "https://help.obsidian.md/Plugins/Canvas"}
+    assert unsaid(canvas, "Canvases are .canvas files.", ".canvas files.", "Plugins/Canvas.md") == ()
+    refunds = {"source_url": "https://help.obsidian.md/refunds"}
+    policy = "Licenses and payment/Refund policy.md"
+    assert unsaid(refunds, "Refunds in 7 days.", "7 days.", policy) == ("https://help.obsidian.md/refunds",)
+    curators = {"source_url": "https://example.dev/curators"}
+    need = "insights/agents-need-a-curator.md"
+    assert unsaid(curators, "Agents need one.", "Agents need one.", need) == ("https://example.dev/curators",)
+    assert unsaid(cited, "Same.", note) == ("https://help.obsidian.md/publish/limitations",), "no path: unsaid"
+    plans = {"source_url": "https://help.obsidian.md/sync/plans"}
+    faq = "Obsidian Sync/Frequently asked questions.md"
+    assert unsaid(plans, "Plus has 10 vaults.", "10 vaults.", faq) == ("https://help.obsidian.md/sync/plans",)
+    pull = {"source_url": "https://github.com/acme/mcp/pull/1257"}
+    assert unsaid(pull, "Node 20.", "Node 20.", "projects/acme/mcp pull.md") == (
+        "https://github.com/acme/mcp/pull/1257",
+    )
+    bare = {"source_url": "https://help.obsidian.md/"}
+    assert unsaid(bare, "Same.", note, path) == ("https://help.obsidian.md/",), "a site names no subject"

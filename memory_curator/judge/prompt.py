@@ -312,7 +312,7 @@ def to_verdict(
     names. A duplicate citing a link or date the note lacks extends it instead (`core.unsaid`)."""
     criteria = {name: _TRI[getattr(answer.criteria, name)] for name in CRITERIA}
     relation, reason = answer.relation, flat_line(answer.reason)
-    lacking = unsaid(frontmatter, body, note.text) if note is not None and relation == "duplicate" else ()
+    lacking = unsaid(frontmatter, body, note.text, note.path) if note is not None and relation == "duplicate" else ()
     if lacking:
         held_not = flat_line(", ".join(lacking[:3]), 160)
         relation, reason = "extends", f"{reason}; the note does not hold {held_not}"
