@@ -223,11 +223,12 @@ def _sweep(sweep: Sweep, agents: list[tuple[str, Path]], scope: Path | None, jud
                     skipped.append(candidate)
                 else:
                     settled.append(_settle(sweep, candidate, verdicts.get(candidate.inbox_path)))
-                if len(sweep.queued) >= sweep.rules.settings.commit_batch or _queued_bytes(sweep) >= BATCH_BYTES:
-                    _commit(sweep)
+                heavy = _queued_bytes(sweep) >= BATCH_BYTES
+                if heavy or len(sweep.queued) >= sweep.rules.settings.commit_batch:
+                    _commit(sweep, settle=heavy)
                 tick()
             outcomes.append((agent, settled, skipped))
-        _commit(sweep, last=True)
+        _commit(sweep, settle=True)
     for agent, settled, skipped in outcomes:
         done = [o.outcome if isinstance(o, _Slot) else o for o in settled]
         actions = tuple(o for o in done if isinstance(o, Action))
@@ -443,11 +444,12 @@ def _carry_out(sweep: Sweep, candidate: cand.Candidate, prepared: _Prepared) -> 
     return queued.slot
 
 
-def _commit(sweep: Sweep, last: bool = False) -> None:
+def _commit(sweep: Sweep, settle: bool = False) -> None:
     """Execute the queued plans as one group commit (`Executor.execute_batch`) and settle each
     candidate's outcome: a plan that failed fails its candidate only, as when it ran alone.
-    The index takes the written notes in once the overlay holds `SETTLE_NOTES` or `BATCH_BYTES`
-    of them, and at the end: each intake is one more FTS5 segment every later query reads."""
+    The index takes the written notes in after a batch that weighed `BATCH_BYTES`, once the
+    overlay holds `SETTLE_NOTES` or `BATCH_BYTES` of them, and at the end (`settle`): not after
+    every batch, as each intake is one more FTS5 segment every later query reads."""
     queued = list(sweep.queued)
     sweep.queued.clear()
     if not queued:
@@ -456,7 +458,7 @@ def _commit(sweep: Sweep, last: bool = False) -> None:
     sweep.planning.unwritten.clear()
     for item, outcome in zip(queued, outcomes, strict=True):
         item.slot.outcome = _outcome(sweep, item, outcome)
-    if isinstance(sweep.querier, Settling) and (last or _heavy(sweep.querier.weight())):
+    if isinstance(sweep.querier, Settling) and (settle or _heavy(sweep.querier.weight())):
         sweep.querier.settle()  # what it staged is on disk now: the index takes it in
 
 

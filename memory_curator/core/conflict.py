@@ -209,8 +209,11 @@ def conflict(mine: Text, notes: Iterable[tuple[str, Text]], language: str, mine_
     heads = _claims(mine.headlines, language)
     claimed = heads + _claims(mine.sentences, language)[:CLAIMS]
     value = read(mine.value, language).words
-    read_notes = [_Note.of(path, text, language) for path, text in notes]
-    near = {(i, j): note.near(claim) for j, note in enumerate(read_notes) for i, claim in enumerate(claimed)}
+    read_notes, near = [], {}
+    for j, (path, text) in enumerate(notes):  # one note's sentences held at a time: what it shares is kept
+        note = _Note.of(path, text, language)
+        near.update({(i, j): note.near(claim) for i, claim in enumerate(claimed)})
+        read_notes.append(note.light())
     stated = {(i, j) for (i, j), found in near.items() if any(_holds(claimed[i], s, n, value) for s, n in found)}
     said = [i for i in range(len(claimed)) if not any((i, j) in stated for j in range(len(read_notes)))]
     if not said:
@@ -259,6 +262,11 @@ class _Note:
         amounts = frozenset(a for sentence in sentences for a in sentence.amounts)
         negated = frozenset(w for sentence in sentences for w in sentence.negated)
         return cls(path, titles, sentences, index, amounts, negated)
+
+    def light(self) -> _Note:
+        """The note without its sentences and their index, once its claims' neighbours are found:
+        a sweep's peak holds one note of 128 KiB read as sentences, not all of them."""
+        return replace(self, sentences=[], index={})
 
     def near(self, claim: Said) -> Near:
         """The sentences sharing at least `NUMBER_WORDS` of the claim's words (by the index: the
