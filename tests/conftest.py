@@ -120,6 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # xdist's workers, started after this, inherit both
         os.environ[HYPOTHESIS_HOME] = str(suite_cache("hypothesis"))
         share_bytecode()
+        temp_in_memory()
     set_hypothesis_home_dir(os.environ[HYPOTHESIS_HOME])
 
 
@@ -133,6 +134,34 @@ def share_bytecode() -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ["PYTHONPYCACHEPREFIX"] = folder
     sys.dont_write_bytecode, sys.pycache_prefix = False, folder
+
+
+MEMORY = Path("/dev/shm")
+ROOM = 2 << 30  # a run writes ~450 MB at most (sparse files aside), and its folders go once it passes
+
+
+def temp_in_memory() -> None:
+    """The run's temp folders (every `tmp_path`, each test's home and the state folders under
+    it) on a tmpfs when the machine has one with room: on ext4 the sweeps' fsyncs and the ~43,000
+    files a run writes, then deletes, cost about half the suite's system time (docs/testing.md).
+    A temp root the runner chose (PYTEST_DEBUG_TEMPROOT, pytest's own) is kept; the caches of
+    `suite_cache` stay where they are. Set before the first `tmp_path`: the workers inherit it,
+    and xdist hands them folders under the controller's."""
+    if os.environ.get("PYTEST_DEBUG_TEMPROOT"):
+        os.environ["MC_TEST_TEMPROOT_GIVEN"] = "1"
+    elif is_tmpfs_with_room(MEMORY, ROOM):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(MEMORY)
+
+
+def is_tmpfs_with_room(folder: Path, room: int) -> bool:
+    """Whether `folder` is a mount point of a writable tmpfs with `room` bytes free."""
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+        free = os.statvfs(folder)
+    except OSError:  # no /proc (macOS), no such folder: the system's temp folder, as before
+        return False
+    kinds = {fields[1]: fields[2] for fields in (line.split() for line in mounts) if len(fields) > 2}
+    return kinds.get(str(folder)) == "tmpfs" and os.access(folder, os.W_OK) and free.f_bavail * free.f_frsize >= room
 
 
 # The tree tests read but never write (their temp folders are theirs): a run fails on any write

@@ -46,3 +46,28 @@ def test_the_bytecode_and_hypothesis_tables_are_kept_for_the_next_run() -> None:
     assert bytecode.parent == tables.parent == suite_cache("pycache").parent
     assert REPO not in bytecode.parents and not bytecode.is_relative_to(REPO)
     assert str(REPO) not in bytecode.parent.name  # one folder a checkout, named by its path's hash
+
+
+def _memory_filesystem_with_room(folder: Path, room: int) -> bool:
+    """Whether `folder` is a tmpfs (per /proc/mounts) with `room` bytes free."""
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+        free = os.statvfs(folder)
+    except OSError:
+        return False
+    kinds = {fields[1]: fields[2] for fields in (line.split() for line in mounts) if len(fields) > 2}
+    return kinds.get(str(folder)) == "tmpfs" and free.f_bavail * free.f_frsize >= room
+
+
+def test_the_tests_temp_folders_are_in_memory_where_the_machine_has_room(tmp_path: Path) -> None:
+    """On ext4 each sweep's fsyncs and the files a test writes and a later run deletes cost ~half
+    the suite's system time (docs/testing.md); on a tmpfs with room the temp folders cost none of
+    it. Not where the runner chose its own temp root (PYTEST_DEBUG_TEMPROOT)."""
+    if os.environ.get("MC_TEST_TEMPROOT_GIVEN"):
+        return
+    if not _memory_filesystem_with_room(Path("/dev/shm"), 2 << 30):
+        assert not tmp_path.resolve().is_relative_to(Path("/dev/shm").resolve())
+        return
+    assert tmp_path.resolve().is_relative_to(Path("/dev/shm").resolve())
+    home = Path(os.environ["HOME"])  # each test's home (and the state folders under it) too
+    assert home.resolve().is_relative_to(Path("/dev/shm").resolve())

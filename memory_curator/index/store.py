@@ -135,6 +135,15 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return stat.st_dev, stat.st_ino
 
 
+def _last_id(conn: sqlite3.Connection) -> int:
+    """The highest note id this index has given (the vectors of `semantic.sync` are keyed by
+    it, and a new id is how it tells a changed or new note): the notes' highest, or a removed
+    one's, kept in meta."""
+    kept = conn.execute("SELECT value FROM meta WHERE key = 'last_id'").fetchone()
+    highest = conn.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]
+    return max(int(highest), int(kept[0]) if kept else 0)
+
+
 def _remove_database(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
@@ -325,9 +334,11 @@ class Index:
         `stamp`: a refresh's meta too (a sweep's `reindex` is no refresh)."""
         conn.execute("BEGIN IMMEDIATE")
         try:
+            next_id = _last_id(conn) + 1  # read before forgetting: no id is ever given twice
             delta = self._forget(conn, forget)
-            next_id = (conn.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]) + 1
             delta.update(self._insert(conn, stale, next_id, count_terms=True))
+            last = str(next_id + len(stale) - 1)
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_id', ?)", (last,))
             self._apply_terms(conn, delta)
             if stamp:
                 self._set_meta(conn)
