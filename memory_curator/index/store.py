@@ -44,7 +44,7 @@ CRISIS_MERGE = 200  # while building: FTS5 merges only when this many segments o
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE notes(
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     path TEXT NOT NULL UNIQUE,
     stem TEXT NOT NULL,
     surface TEXT,
@@ -136,12 +136,11 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 
 def _last_id(conn: sqlite3.Connection) -> int:
-    """The highest note id this index has given (the vectors of `semantic.sync` are keyed by
-    it, and a new id is how it tells a changed or new note): the notes' highest, or a removed
-    one's, kept in meta."""
-    kept = conn.execute("SELECT value FROM meta WHERE key = 'last_id'").fetchone()
-    highest = conn.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0]
-    return max(int(highest), int(kept[0]) if kept else 0)
+    """The highest note id this index has given, a removed note's too (the vectors of
+    `semantic.sync` are keyed by it, and a new id is how it tells a changed or new note):
+    SQLite's AUTOINCREMENT keeps it in `sqlite_sequence`, whoever chose the id."""
+    found = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'notes'").fetchone()
+    return int(found[0]) if found else 0
 
 
 def _remove_database(path: Path) -> None:
@@ -334,11 +333,8 @@ class Index:
         `stamp`: a refresh's meta too (a sweep's `reindex` is no refresh)."""
         conn.execute("BEGIN IMMEDIATE")
         try:
-            next_id = _last_id(conn) + 1  # read before forgetting: no id is ever given twice
             delta = self._forget(conn, forget)
-            delta.update(self._insert(conn, stale, next_id, count_terms=True))
-            last = str(next_id + len(stale) - 1)
-            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_id', ?)", (last,))
+            delta.update(self._insert(conn, stale, _last_id(conn) + 1, count_terms=True))  # no id given twice
             self._apply_terms(conn, delta)
             if stamp:
                 self._set_meta(conn)
