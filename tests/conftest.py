@@ -56,7 +56,19 @@ NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)  # "now" for tests that ne
 
 # No example database (.hypothesis/ in the checkout): tests write only their temp folders, even
 # when one fails; the failing example is printed, with a blob to @reproduce_failure it.
-settings.register_profile("no-files", database=None, print_blob=True)
+# The fast suite runs each property on a quarter of its examples; CI runs every property again
+# on all of them (MC_HYPOTHESIS=thorough, .ci/run), as it runs every real note where the fast
+# suite reads every tenth. `examples(n)` is the count a test asks for; the default (Hypothesis's
+# 100, for a property that names none) is scaled alike.
+THOROUGH = os.environ.get("MC_HYPOTHESIS") == "thorough"
+
+
+def examples(count: int) -> int:
+    """`count` examples in the thorough run, a quarter of them (at least 20) in the fast suite."""
+    return count if THOROUGH else max(20, count // 4)
+
+
+settings.register_profile("no-files", database=None, print_blob=True, max_examples=examples(100))
 settings.load_profile("no-files")
 
 

@@ -25,6 +25,7 @@ from memory_curator.commands import sweep
 from memory_curator.core import candidate, comparison, notes, words
 from memory_curator.core.settings import MAX_CANDIDATE_BYTES
 from memory_curator.index import rows, similarity
+from tests.conftest import examples
 from tests.test_similarity_linear import prose, texts
 
 PUNCT = str.maketrans("", "", string.punctuation)
@@ -77,7 +78,7 @@ def test_the_language_of_a_long_text_is_read_from_its_first_words_only(monkeypat
     assert seen and max(seen) < 64 * 1024
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     text=st.lists(st.sampled_from(["a", "bb", "the", "él", "ΣΑΣ", "ß", "—", " ", "\n", ".", "_", "x1", "ﬁ", "é"])).map(
         "".join
@@ -100,7 +101,7 @@ def reference_norm_text(value: object) -> str:
     return " ".join(reference_folded(str(value)).split())
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(value=st.text(st.characters(exclude_categories=())) | st.integers() | st.lists(st.text(max_size=5), max_size=3))
 def test_norm_text_folds_as_it_did(value: object) -> None:
     assert comparison.norm_text(value) == reference_norm_text(value)
@@ -110,7 +111,7 @@ JOINS = "aA \n\t.,-\u0301\u0308\u0327\u1100\u1161\u11a8\ufb01\u2460é\u00a0\u202
 MARKED = st.text(st.sampled_from(JOINS), max_size=12)
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(title=MARKED | st.text(), value=MARKED | st.text(), body=MARKED | st.text())
 def test_the_body_folded_once_gives_both_hashes_as_before(title: str, value: str, body: str) -> None:
     """The text hash and the body hash from one folding of the body (`rows.hashes`) are those of
@@ -121,7 +122,7 @@ def test_the_body_folded_once_gives_both_hashes_as_before(title: str, value: str
     assert rows.hashes(title, value, body) == (rows._hash(whole), rows._hash(reference_norm_text(body)))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(text=st.text(), times=st.integers(1, 3000))
 def test_tokens_kept_for_a_text_are_its_tokens(text: str, times: int) -> None:
     """Tokens are remembered for the last few long texts: a caller changing its list changes no other's."""
@@ -218,7 +219,7 @@ def reference_best_window(probe: similarity.Probe, spots: list[tuple[int, str]],
     return math.sqrt(max(best, 0.0) / probe.weight)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(candidate=texts, note=texts, filler=st.integers(0, 40), cap=st.sampled_from([1, 2, 3.5, 7, 20, math.inf]))
 def test_windows_counted_in_lists_score_to_the_last_bit_as_counted_in_dicts(
     candidate: str, note: str, filler: int, cap: float

@@ -34,7 +34,7 @@ from memory_curator.index.progress import PROGRESS_NOTES, Progress
 from memory_curator.index.questions import key_first
 from memory_curator.index.walk import walk
 from memory_curator.store.rules_file import load_for_vault
-from tests.conftest import FIXTURES, REAL_VAULT, require_shared
+from tests.conftest import FIXTURES, REAL_VAULT, examples, require_shared
 
 from conftest import NOW, age, run_installed
 
@@ -433,7 +433,7 @@ def test_fts5_syntax_in_a_candidate_cannot_break_or_widen_the_query(vault: Path,
     assert matched == 0  # one literal phrase, not an OR of two words
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet=st.sampled_from(list('abc #/&[]()`~!-_é1\n"*:^')), max_size=60))
 def test_fast_tags_and_links_read_exactly_what_notes_reads(body: str) -> None:
     assert indexing.tags_and_links(body) == (tuple(notes.inline_tags(body)), tuple(notes.wikilinks(body)))
@@ -489,7 +489,7 @@ def _scanned(querier: Overlay, field: str, value: str) -> list[str]:
 _BASES: dict[Path, iq.IndexQuerier] = {}
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.booleans()), min_size=1, max_size=25))
 def test_the_overlay_finds_staged_notes_by_field_as_a_scan_of_them_does(
     steps: list[tuple[int, int, bool]], vault: Path, tmp_path_factory: pytest.TempPathFactory

@@ -26,6 +26,7 @@ from memory_curator.core.comparison import (
 from memory_curator.core.merge import merge, note_diff
 from memory_curator.core.notes import all_tags, as_list, parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load
+from tests.conftest import examples
 
 RULES = load(DEFAULT_RULES)
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
@@ -518,7 +519,7 @@ def _values(fm: dict) -> set[str]:
     return {norm_text(v) for v in [fm.get("value"), *history_values(fm)] if v is not None}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(note=notes(), incoming=notes())
 def test_merge_is_idempotent_and_loses_nothing(note: str, incoming: str) -> None:
     c = candidate(incoming)
@@ -546,7 +547,7 @@ def test_merge_is_idempotent_and_loses_nothing(note: str, incoming: str) -> None
     assert ("\r\n" in once.text) == ("\r\n" in note) or not note.strip()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     days=st.lists(
         st.sampled_from(["2026-01-01", "2026-02-01", "2026-03-01", "2026-04-01", "2026-05-01"]),
@@ -614,7 +615,7 @@ def test_a_field_yaml_cannot_read_as_a_key_is_added_beside_a_non_text_key(key: s
     assert parse(merged.text).frontmatter[key.strip("'")] == "new", merged.text
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.text(alphabet=st.sampled_from("aAzZeé e\u0301ßǅﬁ\u212aÑñ .!\n-0"), max_size=60))
 def test_content_words_fold_ascii_and_accented_text_alike(text: str) -> None:
     """`new_sentences` reads words with case and accents folded; ASCII text skips the

@@ -10,6 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memory_curator.core import review_note as rn
+from tests.conftest import examples
 
 ITEMS = (
     rn.Item(
@@ -55,7 +56,7 @@ def owner(n: int) -> str:
     return next(sid for sid, (a, b) in SPANS.items() if a <= n <= b)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     ticks=st.sets(st.sampled_from(range(len(TASKS)))),
     reasons=st.dictionaries(st.sampled_from(range(len(TASKS))), st.text("abc xyz:", min_size=1, max_size=12)),

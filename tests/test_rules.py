@@ -21,7 +21,7 @@ from memory_curator.core.facts import Facts
 from memory_curator.core.rules import Rules, parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load
 
-from conftest import REPO, snapshot
+from conftest import REPO, examples, snapshot
 
 DEFAULT_TEXT = DEFAULT_RULES.read_text(encoding="utf-8")
 FACT = """---
@@ -257,7 +257,7 @@ def _default_rules() -> Rules:
     return load(DEFAULT_RULES)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(fm=frontmatters, body=st.text(max_size=80), flags=fact_flags)
 def test_no_drop_without_a_named_matching_rule(fm: dict, body: str, flags: dict) -> None:
     from memory_curator.core.notes import render

@@ -18,6 +18,7 @@ from secrets_corpus import CREDENTIALS, LOOK_ALIKES
 from memory_curator.core import secret_triggers, secrets
 from memory_curator.core.secret_triggers import TRIGGERS, candidates
 from memory_curator.core.secrets import EXTRA, scan
+from tests.conftest import examples
 
 PLUGINS = secrets._detectors().plugins
 PATTERNS = [(p.secret_type, pattern) for p in PLUGINS for pattern in getattr(p, "denylist", ())] + list(EXTRA)
@@ -57,7 +58,7 @@ def test_every_detector_has_triggers() -> None:
 
 
 @pytest.mark.parametrize(("kind", "pattern"), PATTERNS, ids=[f"{k}-{p.pattern[:24]}" for k, p in PATTERNS])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data())
 def test_any_match_of_a_plugin_pattern_is_a_trigger_hit(kind: str, pattern: re.Pattern[str], data: Any) -> None:
     text = data.draw(NOISE) + data.draw(st.from_regex(pattern, fullmatch=True)) + data.draw(NOISE)
@@ -67,7 +68,7 @@ def test_any_match_of_a_plugin_pattern_is_a_trigger_hit(kind: str, pattern: re.P
             assert kind in hits.get(index, ()), (line, pattern.pattern)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(parts=st.lists(st.sampled_from(FRAGMENTS) | NOISE, max_size=12))
 def test_the_scan_with_triggers_finds_what_the_scan_of_every_line_finds(parts: list[str]) -> None:
     text = "".join(parts)
@@ -103,7 +104,7 @@ def test_the_fold_keeps_offsets_and_folds_what_ignorecase_folds() -> None:
     assert "secret" in folded and "key" in folded
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(parts=st.lists(st.sampled_from(FRAGMENTS) | NOISE, max_size=8))
 def test_the_keyword_plugin_finds_nothing_in_a_line_without_its_shape(parts: list[str]) -> None:
     keyword = next(p for p in secrets._detectors().plugins if p.secret_type == secrets.KEYWORD)

@@ -20,7 +20,7 @@ from memory_curator.commands.check import check_text
 from memory_curator.core import rules, subject, words
 from memory_curator.core.errors import RulesError
 from memory_curator.index import similarity
-from tests.conftest import SHARED, age, require_shared
+from tests.conftest import SHARED, age, examples, require_shared
 
 SHIPPED = (Path(__file__).resolve().parents[1] / "rules/inbox-rules.md").read_text(encoding="utf-8")
 
@@ -57,7 +57,7 @@ def test_a_text_with_too_little_information_is_nobodys_near_duplicate(short: str
     assert same < 0.6 and topic < 0.6, (short, same, topic)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.sampled_from(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]), min_size=1))
 def test_under_five_distinctive_words_never_score_at_least_0_6_against_a_note_sharing_one(
     chosen: list[str],
@@ -211,7 +211,7 @@ def _fold_char_by_char(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", folded) if not unicodedata.combining(c))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))
 def test_folding_only_the_non_ascii_runs_folds_as_character_by_character(text: str) -> None:
     assert words.fold(text) == _fold_char_by_char(text)

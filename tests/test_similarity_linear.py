@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from memory_curator.core import words
 from memory_curator.core.settings import MAX_CANDIDATE_BYTES
 from memory_curator.index import similarity
+from tests.conftest import examples
 
 VOCABULARY = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "b2", "iota"]
 
@@ -35,7 +36,7 @@ def substring_containment(probe: similarity.Probe, note_words: list[str]) -> flo
 texts = st.lists(st.sampled_from(VOCABULARY), max_size=60).map(" ".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(candidate=texts, note=texts, punctuation=st.sampled_from([" ", ", ", ". ", " — ", "\n"]))
 def test_containment_is_the_share_of_runs_a_substring_search_finds(candidate: str, note: str, punctuation: str) -> None:
     probe = similarity.probe(words.tokens(candidate), {}, 100, 50.0, "english")
@@ -97,7 +98,7 @@ def test_a_sweep_of_two_candidates_of_the_size_limit_sharing_their_text_ends_in_
     assert (empty_vault / "facts/widget-1/history.md").exists()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(candidate=texts, note=texts, filler=st.integers(0, 40))
 def test_same_reads_only_the_windows_shorter_than_the_match_and_scores_as_all_of_them(
     candidate: str, note: str, filler: int

@@ -21,6 +21,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from memory_curator.core import candidate as cand
 from memory_curator.core import compose, merge, notes, splice
 from memory_curator.store.rules_file import DEFAULT_RULES, load
+from tests.conftest import examples
 
 RULES = load(DEFAULT_RULES)
 NOW = dt.datetime(2026, 12, 2, 3, 4, 5, tzinfo=dt.UTC)
@@ -225,7 +226,7 @@ def edits(draw: st.DrawFn) -> Edit:
     return edit
 
 
-SETTINGS = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -246,12 +247,13 @@ def test_any_edit_is_spliced_as_the_round_trip_writes_it(text: str, edit: list[E
         checked(text, all_of)
 
 
+@pytest.mark.hypothesis  # its property is inside: the thorough run (-m hypothesis) takes it too
 def test_the_generated_corpus_mostly_takes_the_splice() -> None:
     """The property tests above compare something: most plain blocks are spliced."""
     paths = Paths()
     seen: list[Any] = []
 
-    @settings(max_examples=300, deadline=None, database=None)
+    @settings(max_examples=examples(300), deadline=None, database=None)
     @given(text=notes_text())
     def flag(text: str) -> None:
         seen.append(text)

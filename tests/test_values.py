@@ -19,7 +19,7 @@ from memory_curator.core.merge import merge
 from memory_curator.core.notes import BOM, parse
 from memory_curator.store.rules_file import DEFAULT_RULES, load
 
-from conftest import FIXTURES, age
+from conftest import FIXTURES, age, examples
 
 RULES = load(DEFAULT_RULES)
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
@@ -116,7 +116,7 @@ def test_keys_that_are_not_text_never_collide() -> None:
     assert {"value: +1", "'1': one", "'true': yes", "'null': ~"} <= set(lines(promoted))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     value=st.sampled_from([s for s in SPELLINGS if s not in NULLISH]),
     extra=st.sampled_from(SPELLINGS),
@@ -133,7 +133,7 @@ def test_promote_keeps_each_value_text(value: str, extra: str, when: str, crlf: 
     assert promoted.count("\r\n") == (promoted.count("\n") if crlf else 0)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     old=st.sampled_from([s for s in SPELLINGS if s not in NULLISH]),
     new=st.sampled_from([s for s in SPELLINGS if s not in NULLISH]),
