@@ -12,6 +12,7 @@ Language-light: numbers first, then a short list of negation words per language.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -130,9 +131,24 @@ def sentences(text: str) -> list[str]:
     return [s for s in out if s and not s.endswith("?")]
 
 
+KEPT = 4096  # sentences read kept per process: a note is the neighbour of many candidates, sweep after sweep
+KEPT_UNDER = 1024  # characters: a kept sentence is short (4096 of them hold a few MB), a longer one read anew
+
+
 def read(text: str, language: str) -> Said:
     """The sentence's words (stemmed, no stopword) by clause: a negation word negates the next
     `SCOPE` content words of its clause; numbers are words too (`0.0.0.0`, `50`)."""
+    return _kept(text, language) if len(text) < KEPT_UNDER else _read(text, language)
+
+
+@functools.lru_cache(maxsize=KEPT)
+def _kept(text: str, language: str) -> Said:
+    """`_read`, once per sentence: a sweep read each neighbour's sentences again for every
+    candidate it was near (a tenth of a sweep's CPU on the real vaults; docs/testing.md)."""
+    return _read(text, language)
+
+
+def _read(text: str, language: str) -> Said:
     plain = _plain(text)
     folded = _INSTEAD.sub(" no ", words.fold(plain).replace("\u2019", "'"))
     cues, stop = CUES, words.stopwords(language)
