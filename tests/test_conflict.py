@@ -254,3 +254,16 @@ def test_a_negation_the_note_makes_itself_is_no_contradiction_of_it() -> None:
     assert c.conflict(candidate, [("env.md", note)], "english", "") is None
     alone = c.of_note({"title": note.headlines[0]}, "Two lessons.")
     assert c.conflict(candidate, [("env.md", alone)], "english", "") is not None
+
+
+def test_a_sentence_is_read_once_and_a_long_one_is_never_kept() -> None:
+    """A neighbour's sentences are read once per process (`KEPT`), as a fresh reading reads them;
+    a sentence of `KEPT_UNDER` characters or more is read anew, so the kept ones stay small."""
+    short = "Obsidian Sync does not keep more than 12 months of history."
+    assert c.read(short, "english") is c.read(short, "english")
+    assert c.read(short, "english") == c._read(short, "english")
+    assert c.read(short, "spanish") is not c.read(short, "english")
+    long = "Sync keeps your vault history. " * (c.KEPT_UNDER // 20)
+    assert len(long) >= c.KEPT_UNDER
+    assert c.read(long, "english") is not c.read(long, "english")
+    assert c.read(long, "english") == c._read(long, "english")
