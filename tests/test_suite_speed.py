@@ -3,16 +3,17 @@ child reads back, and the next run too."""
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from hypothesis import find
+from hypothesis import find, settings
 from hypothesis import strategies as st
 from hypothesis.internal import charmap
 
-from conftest import REPO, suite_cache
+from conftest import REPO, THOROUGH, examples, suite_cache
 
 ASK = "import importlib.util, memory_curator.cli.app as m; print(importlib.util.cache_from_source(m.__file__))"
 
@@ -71,3 +72,29 @@ def test_the_tests_temp_folders_are_in_memory_where_the_machine_has_room(tmp_pat
     assert tmp_path.resolve().is_relative_to(Path("/dev/shm").resolve())
     home = Path(os.environ["HOME"])  # each test's home (and the state folders under it) too
     assert home.resolve().is_relative_to(Path("/dev/shm").resolve())
+
+
+def test_every_property_the_fast_suite_cuts_runs_whole_in_ci() -> None:
+    """The fast suite runs each property on a quarter of its examples; CI's thorough run (every
+    `hypothesis`-marked test, MC_HYPOTHESIS=thorough) runs them all, so a property written inside a
+    test body, which Hypothesis's plugin cannot mark, must be marked by hand or CI never runs it whole."""
+    if not THOROUGH:
+        assert (examples(600), examples(60), settings.default.max_examples) == (150, 20, 25)
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "MC_HYPOTHESIS=thorough .venv/bin/python -m pytest -m 'hypothesis and not slow'" in ci
+    unmarked = [
+        f"{path.name}::{test.name}"
+        for path in sorted((REPO / "tests").glob("test_*.py"))
+        for test in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(test, ast.FunctionDef)
+        and test.name.startswith("test_")
+        and any(_given(inner) for inner in ast.walk(test) if inner is not test)
+        and not any(ast.unparse(d) == "pytest.mark.hypothesis" for d in test.decorator_list)
+    ]
+    assert unmarked == []
+
+
+def _given(node: ast.AST) -> bool:
+    """A function decorated `@given(...)`."""
+    decorators = node.decorator_list if isinstance(node, ast.FunctionDef) else []
+    return any(isinstance(d, ast.Call) and ast.unparse(d.func) == "given" for d in decorators)
