@@ -369,8 +369,8 @@ class Told(Watcher):
         super().__init__(*args, **kwargs)
         self.scanned = threading.Event()
 
-    def scan(self, folders: list[tuple[str, Path]] | None = None, fresh: bool = False) -> None:
-        super().scan(folders, fresh)
+    def scan(self, *args: Any, **kwargs: Any) -> None:
+        super().scan(*args, **kwargs)
         self.scanned.set()
 
 
