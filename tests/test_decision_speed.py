@@ -158,13 +158,56 @@ def test_a_sweep_decides_as_it_did_with_every_text_derived_afresh(
     assert kept and kept == fresh
 
 
+def test_each_long_text_is_tokenised_once_a_decision(
+    empty_vault: Path, write_candidate: Callable[..., Path], invoke: Callable[..., Result], monkeypatch
+) -> None:
+    """The candidate and each note it is read against: their words are asked for by the search,
+    the scores, the restating check and the conflicts, and made once (each a 1 MiB text's 50-70
+    ms; issue 36). The counted form of the timing below, which a machine's speed cannot move."""
+    (empty_vault / "research").mkdir()
+    long = "---\ntype: research\ntitle: Long history\n---\nNaïve — " + prose(4 * words.KEPT_FROM, 7)
+    (empty_vault / "research/long-history.md").write_text(long, encoding="utf-8")
+    base = "Café — " + prose(4 * words.KEPT_FROM, 3)
+    write_candidate(empty_vault, "big0.md", fact(0, base), agent="agent-0")
+    assert invoke("run", "--no-judge", "--vault", str(empty_vault)).exit_code == 0
+    for n in range(1, 4):
+        write_candidate(empty_vault, f"big{n}.md", fact(n, base.replace("w5x9", f"v{n}")), agent=f"agent-{n}")
+    made: list[list[str]] = []
+    real_fresh, real_decide = words._fresh, sweep._decide
+
+    def fresh(text: str) -> list[str]:
+        if made and len(text) >= words.KEPT_FROM:
+            made[-1].append(text)
+        return real_fresh(text)
+
+    def decide(*args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append([])
+        return real_decide(*args, **kwargs)
+
+    monkeypatch.setattr(words, "_fresh", fresh)
+    monkeypatch.setattr(sweep, "_decide", decide)
+    words._tokens.cache_clear()  # type: ignore[attr-defined]
+    result = invoke("run", "--json", "--no-judge", "--vault", str(empty_vault))
+    assert result.exit_code == 0, result.output
+    assert len(made) == 3
+    assert all(texts for texts in made)  # the long texts are read, and through `_fresh`
+    assert all(len(texts) == len(set(texts)) for texts in made), [len(t) for t in made]
+
+
+# A decision at the size limit costs ~16 readings of its text (0.6-0.7 s here, ~55 before issue
+# 36's fix): the bound is relative, since a machine 1.6 times slower failed the absolute 1 s.
+READINGS = 30
+
+
 @pytest.mark.slow
-def test_each_decision_of_a_candidate_of_the_size_limit_takes_under_a_second(
+def test_each_decision_of_a_candidate_of_the_size_limit_costs_a_few_readings_of_its_text(
     empty_vault: Path, write_candidate: Callable[..., Path], invoke: Callable[..., Result], monkeypatch
 ) -> None:
     """A vault holding a note of 1 MiB in the candidates' words and a promoted candidate of 1 MiB
     that the next ones share most of their text with, none of them ASCII: each decision's CPU
-    time (process time: the machine is shared) under 1 s, the median of three (2.5 s before)."""
+    time (process time: the machine is shared), the median of three, under `READINGS` times one
+    reading of the candidate's words (folded and tokenised) on the same machine. Issue 36 asked
+    for under 1 s: that figure is a machine's, so `bench.py --only big` reports it (2.5 s before)."""
     (empty_vault / "research").mkdir()
     long = "---\ntype: research\ntitle: Long history\n---\nNaïve — " + prose(MAX_CANDIDATE_BYTES - 100, 7)
     (empty_vault / "research/long-history.md").write_text(long, encoding="utf-8")
@@ -193,7 +236,15 @@ def test_each_decision_of_a_candidate_of_the_size_limit_takes_under_a_second(
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["processed"] == 3
     assert len(spent) == 3
-    assert statistics.median(spent) < 1.0, spent
+    reading = min(cpu(lambda: words._fresh(base)) for _ in range(5))  # the least noisy of five
+    assert statistics.median(spent) < READINGS * reading, (spent, reading)
+
+
+def cpu(work: Callable[[], object]) -> float:
+    """The process time `work` took (the machine is shared: wall time counts the others')."""
+    started = time.process_time()
+    work()
+    return time.process_time() - started
 
 
 def reference_best_window(probe: similarity.Probe, spots: list[tuple[int, str]], cap: float) -> float:
