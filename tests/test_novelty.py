@@ -37,9 +37,8 @@ def scorer() -> ModuleType:
 
 def score(real_vault: Path, tmp_path: Path, sets: str) -> dict[str, Any]:
     cli = f"{sys.executable} -m memory_curator"
-    result: dict[str, Any] = scorer().main(
-        ["--cli", cli, "--vault-src", str(real_vault), "--sets", sets, "--out", str(tmp_path / "scores.json")]
-    )
+    args = ["--cli", cli, "--vault-src", str(real_vault), "--sets", sets, "--out", str(tmp_path / "scores.json")]
+    result: dict[str, Any] = scorer().main([*args, "--work", str(tmp_path)])  # the run's temp folder: tmpfs here
     return result
 
 

@@ -51,7 +51,7 @@ def scorer() -> ModuleType:
 def score(name: str, sets: str, tmp_path: Path) -> dict[str, Any]:
     require_shared(SHARED / "real-vaults" / VAULTS[name])
     args = ["--cli", f"{sys.executable} -m memory_curator", "--set-dir", str(SETS[name]), "--sets", sets]
-    result: dict[str, Any] = scorer().main([*args, "--out", str(tmp_path / "scores.json")])
+    result: dict[str, Any] = scorer().main([*args, "--out", str(tmp_path / "scores.json"), "--work", str(tmp_path)])
     return result
 
 
@@ -104,9 +104,11 @@ def judged(name: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     require_shared(SHARED / "real-vaults" / VAULTS[name])
     cli = f"{sys.executable} {REPLAY / 'replay_cli.py'} --dir {REPLAY / name} --"
     args = ["--judge", "--cli", cli, "--set-dir", str(SETS[name]), "--sets", "main"]
-    out = str(tmp_path_factory.mktemp("j") / "scores.json")
+    work = tmp_path_factory.mktemp("j")  # the run's temp folder (a tmpfs here: the copies' 1,900 files, fsyncs)
     result: dict[str, Any] = computed_once(
-        tmp_path_factory, f"{name}-judged", lambda: scorer().main([*args, "--out", out])
+        tmp_path_factory,
+        f"{name}-judged",
+        lambda: scorer().main([*args, "--out", str(work / "scores.json"), "--work", str(work)]),
     )
     return result["main"]  # type: ignore[no-any-return]
 
@@ -204,7 +206,17 @@ def named_queries(tmp_path: Path, *options: str) -> dict[str, Any]:
     out = tmp_path / "queries.json"
     cli = f"{sys.executable} -m memory_curator"
     done = subprocess.run(
-        [sys.executable, str(HERE / "novelty" / "queries.py"), "--cli", cli, "--out", str(out), *options],
+        [
+            sys.executable,
+            str(HERE / "novelty" / "queries.py"),
+            "--cli",
+            cli,
+            "--out",
+            str(out),
+            "--work",
+            str(tmp_path),
+            *options,
+        ],
         capture_output=True,
         text=True,
         timeout=900,

@@ -80,10 +80,15 @@ def pair_by_meaning(vault: Path, model: Path) -> None:
 
 
 def score(
-    cli: list[str], questions: dict[str, dict[str, Any]], top: int, vaults_dir: Path, model: Path | None = None
+    cli: list[str],
+    questions: dict[str, dict[str, Any]],
+    top: int,
+    vaults_dir: Path,
+    model: Path | None = None,
+    work: Path | None = None,
 ) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="queries-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="queries-", dir=work) as tmp:
         work, copies = Path(tmp), {}
         for name, q in questions.items():
             if q["vault"] not in copies:
@@ -137,10 +142,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--top", type=int, default=3, help="a question is answered within this many results")
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
     parser.add_argument("--semantic-model", type=Path, help="turn semantic pairing on with this model folder")
+    parser.add_argument("--work", type=Path, help="where the vault copies go (default: the system's temp folder)")
     args = parser.parse_args(argv)
     questions = yaml.safe_load(args.queries.read_text(encoding="utf-8"))
     start = time.monotonic()
-    found = score(shlex.split(args.cli), questions, args.top, args.vaults, args.semantic_model)
+    found = score(shlex.split(args.cli), questions, args.top, args.vaults, args.semantic_model, args.work)
     result = {"cli": args.cli, "semantic_model": args.semantic_model and str(args.semantic_model), **found}
     return report(result, start, args.out, table)
 

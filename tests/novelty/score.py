@@ -401,6 +401,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--semantic", type=Path, metavar="MODEL_DIR", help="turn semantic pairing on with this model")
     parser.add_argument("--threshold", type=float, help="with --semantic: its threshold (default: the rules')")
     parser.add_argument("--judge", action="store_true", help="sweep with the judge on (a --cli that answers it)")
+    parser.add_argument("--work", type=Path, help="where the vault copies go (default: the system's temp folder)")
     args = parser.parse_args(argv)
     JUDGE["on"] = args.judge
     settings = args.set_dir / "set.yaml"
@@ -417,7 +418,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {"cli": args.cli, "semantic": dict(SEMANTIC) or None, "judge": args.judge}
     if args.set_dir.resolve() != HERE:
         result.update(set_dir=str(args.set_dir), vault=vault_src.name)
-    with tempfile.TemporaryDirectory(prefix="novelty-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="novelty-", dir=args.work) as tmp:
         for name in args.sets.split(","):
             work = Path(tmp) / name
             work.mkdir()
