@@ -158,20 +158,30 @@ def test_a_sweep_decides_as_it_did_with_every_text_derived_afresh(
     assert kept and kept == fresh
 
 
+def three_big_candidates(
+    root: Path, write_candidate: Callable[..., Path], invoke: Callable[..., Result], note: int, each: int
+) -> str:
+    """A research note of `note` characters in the candidates' words, a fact of `each` promoted,
+    and three more waiting that share most of its text, none of them ASCII (folded character by
+    character): the text they share."""
+    (root / "research").mkdir()
+    long = "---\ntype: research\ntitle: Long history\n---\nNaïve — " + prose(note, 7)
+    (root / "research/long-history.md").write_text(long, encoding="utf-8")
+    base = "Café — " + prose(each, 3)
+    write_candidate(root, "big0.md", fact(0, base), agent="agent-0")
+    assert invoke("run", "--no-judge", "--vault", str(root)).exit_code == 0
+    for n in range(1, 4):
+        write_candidate(root, f"big{n}.md", fact(n, base.replace("w5x9", f"v{n}")), agent=f"agent-{n}")
+    return base
+
+
 def test_each_long_text_is_tokenised_once_a_decision(
     empty_vault: Path, write_candidate: Callable[..., Path], invoke: Callable[..., Result], monkeypatch
 ) -> None:
     """The candidate and each note it is read against: their words are asked for by the search,
     the scores, the restating check and the conflicts, and made once (each a 1 MiB text's 50-70
     ms; issue 36). The counted form of the timing below, which a machine's speed cannot move."""
-    (empty_vault / "research").mkdir()
-    long = "---\ntype: research\ntitle: Long history\n---\nNaïve — " + prose(4 * words.KEPT_FROM, 7)
-    (empty_vault / "research/long-history.md").write_text(long, encoding="utf-8")
-    base = "Café — " + prose(4 * words.KEPT_FROM, 3)
-    write_candidate(empty_vault, "big0.md", fact(0, base), agent="agent-0")
-    assert invoke("run", "--no-judge", "--vault", str(empty_vault)).exit_code == 0
-    for n in range(1, 4):
-        write_candidate(empty_vault, f"big{n}.md", fact(n, base.replace("w5x9", f"v{n}")), agent=f"agent-{n}")
+    three_big_candidates(empty_vault, write_candidate, invoke, 4 * words.KEPT_FROM, 4 * words.KEPT_FROM)
     made: list[list[str]] = []
     real_fresh, real_decide = words._fresh, sweep._decide
 
@@ -208,14 +218,9 @@ def test_each_decision_of_a_candidate_of_the_size_limit_costs_a_few_readings_of_
     time (process time: the machine is shared), the median of three, under `READINGS` times one
     reading of the candidate's words (folded and tokenised) on the same machine. Issue 36 asked
     for under 1 s: that figure is a machine's, so `bench.py --only big` reports it (2.5 s before)."""
-    (empty_vault / "research").mkdir()
-    long = "---\ntype: research\ntitle: Long history\n---\nNaïve — " + prose(MAX_CANDIDATE_BYTES - 100, 7)
-    (empty_vault / "research/long-history.md").write_text(long, encoding="utf-8")
-    base = "Café — " + prose(MAX_CANDIDATE_BYTES - 1000, 3)  # not ASCII: folded character by character
-    write_candidate(empty_vault, "big0.md", fact(0, base), agent="agent-0")
-    assert invoke("run", "--no-judge", "--vault", str(empty_vault)).exit_code == 0
-    for n in range(1, 4):
-        write_candidate(empty_vault, f"big{n}.md", fact(n, base.replace("w5x9", f"v{n}")), agent=f"agent-{n}")
+    base = three_big_candidates(
+        empty_vault, write_candidate, invoke, MAX_CANDIDATE_BYTES - 100, MAX_CANDIDATE_BYTES - 1000
+    )
     spent: list[float] = []
     real = sweep._decide
 

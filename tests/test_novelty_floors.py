@@ -205,18 +205,9 @@ def named_queries(tmp_path: Path, *options: str) -> dict[str, Any]:
         require_shared(SHARED / "real-vaults" / vault)
     out = tmp_path / "queries.json"
     cli = f"{sys.executable} -m memory_curator"
+    queries = [sys.executable, str(HERE / "novelty" / "queries.py")]
     done = subprocess.run(
-        [
-            sys.executable,
-            str(HERE / "novelty" / "queries.py"),
-            "--cli",
-            cli,
-            "--out",
-            str(out),
-            "--work",
-            str(tmp_path),
-            *options,
-        ],
+        [*queries, "--cli", cli, "--out", str(out), "--work", str(tmp_path), *options],
         capture_output=True,
         text=True,
         timeout=900,

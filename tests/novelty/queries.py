@@ -85,10 +85,10 @@ def score(
     top: int,
     vaults_dir: Path,
     model: Path | None = None,
-    work: Path | None = None,
+    temp_root: Path | None = None,
 ) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="queries-", dir=work) as tmp:
+    with tempfile.TemporaryDirectory(prefix="queries-", dir=temp_root) as tmp:
         work, copies = Path(tmp), {}
         for name, q in questions.items():
             if q["vault"] not in copies:
